@@ -1,0 +1,329 @@
+// Package pebble is Ebb's embedded, durable store on Pebble.
+//
+// # Transactions
+//
+// Pebble has batches, not transactions, so Update gets its isolation from a
+// single writer lock: fn runs on an indexed batch (it reads its own writes
+// and the latest committed state) while the lock is held, the batch is
+// applied to the memtable in that same critical section, and the lock is
+// released before waiting for the WAL fsync. Every update is therefore
+// serializable, commit order equals lock order, and concurrent writers
+// still share one fsync (group commit). The lock is held for microseconds:
+// fn does a handful of point reads and writes.
+//
+// A mutation is visible to readers once applied, a moment before its fsync
+// finishes (Pebble behaves the same way with Apply); Update returns only
+// after the fsync, so nothing is acknowledged before it is durable.
+package pebble
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// Store is a storage.Store on one Pebble directory (or in memory).
+type Store struct {
+	db *pebble.DB
+	// writeMu serializes Update callbacks. See the package doc.
+	writeMu sync.Mutex
+
+	// mu guards closed and inflight. Pebble panics when it is used after
+	// Close, so every call registers itself here first and Close waits
+	// for the calls in flight before it closes the DB.
+	mu sync.Mutex
+	// INVARIANT: once closed is set, inflight only decreases.
+	closed   bool
+	inflight int
+	drained  *sync.Cond // signalled when inflight drops to 0 after close
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open opens (or creates) the store in dir.
+func Open(dir string) (*Store, error) {
+	return open(dir, nil)
+}
+
+// OpenMemory opens a store that lives in memory only.
+func OpenMemory() (*Store, error) {
+	return open("", vfs.NewMem())
+}
+
+func open(dir string, fs vfs.FS) (*Store, error) {
+	opts := &pebble.Options{
+		// Items and index entries are small; a larger memtable keeps
+		// write-heavy bursts out of L0 on a small machine.
+		MemTableSize: 32 << 20,
+		Logger:       quietLogger{},
+	}
+	if fs != nil {
+		opts.FS = fs
+	}
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	s := &Store{db: db}
+	s.drained = sync.NewCond(&s.mu)
+	return s, nil
+}
+
+// enter registers a call in flight; it fails once the store is closed.
+// Every successful enter is paired with one exit.
+func (s *Store) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return storage.ErrClosed
+	}
+	s.inflight++
+	return nil
+}
+
+func (s *Store) exit() {
+	s.mu.Lock()
+	s.inflight--
+	if s.closed && s.inflight == 0 {
+		s.drained.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+// View implements storage.Store.
+func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	r := &reader{r: snap}
+	defer r.closeIterators()
+	return fn(r)
+}
+
+// Update implements storage.Store.
+func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	b := s.db.NewIndexedBatch()
+	defer b.Close()
+	applied, err := s.applyLocked(b, fn)
+	if err != nil || !applied {
+		return err
+	}
+	// The lock is released: concurrent updates queue their batches behind
+	// this one and share its fsync.
+	if err := b.SyncWait(); err != nil {
+		return fmt.Errorf("storage: sync: %w", err)
+	}
+	return nil
+}
+
+// applyLocked runs fn on b under writeMu and applies b without waiting for
+// the WAL sync. It reports whether anything was applied. The deferred
+// unlock keeps the store usable when fn panics.
+func (s *Store) applyLocked(b *pebble.Batch, fn func(storage.Writer) error) (applied bool, err error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	w := &writer{reader: reader{r: b}, b: b}
+	err = fn(w)
+	// Iterators on the batch must be closed before it is applied.
+	w.closeIterators()
+	if err != nil || b.Empty() {
+		return false, err
+	}
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		return false, fmt.Errorf("storage: apply: %w", err)
+	}
+	return true, nil
+}
+
+// Close implements storage.Store. It waits for View and Update calls in
+// flight to return (Pebble cannot close under open snapshots); calls made
+// after Close starts fail with storage.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return storage.ErrClosed
+	}
+	s.closed = true
+	for s.inflight > 0 {
+		s.drained.Wait()
+	}
+	s.mu.Unlock()
+	return s.db.Close()
+}
+
+type pebbleReader interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// reader serves one View (on a snapshot) or one Update (on its batch).
+type reader struct {
+	r pebbleReader
+	// iters are the iterators opened through this reader; the ones fn
+	// left open are closed when it returns, so a leak cannot pin the
+	// snapshot or make DB.Close fail.
+	iters []*iterator
+}
+
+func (r *reader) Get(key []byte) ([]byte, error) {
+	v, closer, err := r.r.Get(emptyToNil(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The value is only valid until closer.Close; the contract promises it
+	// for the rest of fn, so it is copied once here.
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+
+func (r *reader) Scan(start, end []byte, reverse bool) storage.Iterator {
+	if end != nil && bytes.Compare(start, end) >= 0 {
+		// Nothing to iterate, and Pebble's internal iterators assume
+		// LowerBound < UpperBound.
+		return &iterator{}
+	}
+	it, err := r.r.NewIter(&pebble.IterOptions{LowerBound: emptyToNil(start), UpperBound: end})
+	if err != nil {
+		return &iterator{err: err}
+	}
+	i := &iterator{it: it, reverse: reverse}
+	r.iters = append(r.iters, i)
+	return i
+}
+
+func (r *reader) closeIterators() {
+	for _, i := range r.iters {
+		i.Close()
+	}
+	r.iters = nil
+}
+
+// emptyToNil maps the empty key to nil for Pebble, where both mean the
+// smallest key: with invariants on (race builds), Pebble's iterators
+// index key[0] of a non-nil seek key.
+func emptyToNil(key []byte) []byte {
+	if len(key) == 0 {
+		return nil
+	}
+	return key
+}
+
+type writer struct {
+	reader
+	b *pebble.Batch
+}
+
+func (w *writer) Set(key, value []byte) error { return w.b.Set(key, value, nil) }
+func (w *writer) Delete(key []byte) error     { return w.b.Delete(key, nil) }
+
+func (w *writer) DeleteRange(start, end []byte) error {
+	if end == nil {
+		// Pebble needs an upper bound. The writer lock keeps the key space
+		// still, so just past the last key present is as good as infinity.
+		it, err := w.b.NewIter(&pebble.IterOptions{LowerBound: emptyToNil(start)})
+		if err != nil {
+			return err
+		}
+		if it.Last() {
+			end = append(append([]byte(nil), it.Key()...), 0)
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+		if end == nil {
+			return nil // nothing at or after start
+		}
+	}
+	if bytes.Compare(start, end) >= 0 {
+		return nil
+	}
+	return w.b.DeleteRange(start, end, nil)
+}
+
+type iterator struct {
+	it      *pebble.Iterator
+	reverse bool
+	started bool
+	err     error
+}
+
+func (i *iterator) Next() bool {
+	if i.it == nil {
+		return false
+	}
+	if !i.started {
+		i.started = true
+		if i.reverse {
+			return i.it.Last()
+		}
+		return i.it.First()
+	}
+	if i.reverse {
+		return i.it.Prev()
+	}
+	return i.it.Next()
+}
+
+func (i *iterator) Key() []byte { return i.it.Key() }
+
+func (i *iterator) Value() []byte {
+	v, err := i.it.ValueAndErr()
+	if err != nil {
+		i.err = err
+		return nil
+	}
+	return v
+}
+
+func (i *iterator) Err() error {
+	if i.err != nil {
+		return i.err
+	}
+	if i.it == nil {
+		return nil
+	}
+	return i.it.Error()
+}
+
+func (i *iterator) Close() error {
+	if i.it == nil {
+		return i.err
+	}
+	err := i.it.Close()
+	i.it = nil
+	if i.err != nil {
+		return i.err
+	}
+	return err
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}

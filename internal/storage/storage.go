@@ -1,0 +1,64 @@
+// Package storage is the contract between the engine and the bytes on disk:
+// an ordered key/value store with consistent snapshots and atomic,
+// serializable updates. It is implemented by the embedded Pebble store and
+// by the PostgreSQL store; the storagetest package holds the conformance
+// suite both must pass.
+package storage
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned by Get when the key is absent.
+var ErrNotFound = errors.New("storage: not found")
+
+// ErrClosed is returned by every call after Close.
+var ErrClosed = errors.New("storage: closed")
+
+// ErrUnavailable wraps errors from a backend that cannot be reached right
+// now (a database that went away); the gateway answers them with 503.
+var ErrUnavailable = errors.New("storage: unavailable")
+
+// Store is an ordered, transactional key/value store.
+type Store interface {
+	// View runs fn against a consistent snapshot.
+	View(ctx context.Context, fn func(Reader) error) error
+	// Update runs fn in a serializable transaction and commits what it
+	// wrote atomically and durably before returning nil. fn may be run
+	// more than once (after a conflict), so it must not have side effects
+	// outside the Writer; if fn returns an error nothing is written and
+	// Update returns that error.
+	Update(ctx context.Context, fn func(Writer) error) error
+	// Close releases the store. It does not wait for callers in flight.
+	Close() error
+}
+
+// Reader reads one snapshot. Slices it returns are valid only until fn
+// returns (Get) or until the iterator moves (Key, Value); copy to keep.
+type Reader interface {
+	// Get returns the value of key, or ErrNotFound.
+	Get(key []byte) ([]byte, error)
+	// Scan iterates the keys in [start, end) in ascending order, or in
+	// descending order when reverse is set. A nil end means no bound.
+	Scan(start, end []byte, reverse bool) Iterator
+}
+
+// Iterator walks a range. Call Next before the first Key.
+type Iterator interface {
+	Next() bool
+	Key() []byte
+	Value() []byte
+	// Err reports the error that stopped the iteration, if any.
+	Err() error
+	Close() error
+}
+
+// Writer is a Reader that also writes. Reads see the writer's own writes.
+type Writer interface {
+	Reader
+	Set(key, value []byte) error
+	Delete(key []byte) error
+	// DeleteRange deletes every key in [start, end).
+	DeleteRange(start, end []byte) error
+}
