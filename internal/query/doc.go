@@ -1,0 +1,176 @@
+// Package query implements the Azure Cosmos DB for NoSQL query language:
+// JSON values with Cosmos semantics, a lexer and recursive-descent parser,
+// a checker, an evaluator and a paging executor over an ordered document
+// source. It is a pure library (standard library only): the engine hands it
+// query text, parameters, a Source of visible documents and a continuation
+// token, and gets back rows, the next token and metrics.
+//
+// # Values
+//
+// Value is a JSON value or undefined. Numbers are float64, as in Cosmos
+// DB; a number parsed from JSON keeps its literal so an unchanged document
+// re-encodes byte for byte. Objects keep member order. ParseJSON is strict
+// RFC 8259 (no duplicate member names, valid UTF-8, depth at most
+// MaxJSONDepth); it converts the input to a string once and makes every
+// unescaped string a substring of it, and carves array and object bodies
+// from per-document slabs, so parsing a document costs a handful of
+// allocations. Arrays and objects are shared by copies of a Value and
+// edited in place by the mutators (Set, Delete, Insert, ...); Clone makes a
+// deep copy. Computed numbers print like JavaScript (1e+21, 0.1), which is
+// what Cosmos DB emits; NaN and infinities cannot be represented and
+// become undefined.
+//
+// # Grammar coverage
+//
+//	SELECT [DISTINCT] [TOP n|@p] (* | VALUE expr | expr [[AS] name], ...)
+//	[FROM source [JOIN source]...] [WHERE expr] [GROUP BY expr, ...]
+//	[ORDER BY expr [ASC|DESC], ...] [OFFSET n|@p LIMIT n|@p]
+//
+//	source: container [[AS] alias]       FROM c, FROM root r, FROM docs c
+//	        path [[AS] alias]            FROM c.children ch (one row: the value)
+//	        alias IN path                FROM x IN c.arr, JOIN t IN c.tags
+//	        (SELECT ...) [[AS] alias]    in subqueries (rows of the subquery)
+//
+// Keywords are case-insensitive; identifiers and parameter names are not.
+// Expressions: property paths (c.a.b, c["x y"], c[@p], c.arr[0], any
+// expression as index), object and array constructors, parameters,
+// literals (strings in either quote with JSON escapes plus \', decimal and
+// 0x hexadecimal numbers, true, false, null, undefined), arithmetic, the
+// comparisons = != <> < <= > >=, AND OR NOT, [NOT] IN (...), [NOT] BETWEEN,
+// [NOT] LIKE with % _ [a-z] [^a] and ESCAPE, ?:, ?? (the left side if
+// defined), || (string concatenation), bitwise & | ^ ~ << >> >>> (on 32-bit
+// integers, as JavaScript), scalar, EXISTS and ARRAY subqueries correlated
+// to the aliases around them, and the system functions listed in
+// functions.go and datetime.go, including the aggregates COUNT, SUM, AVG,
+// MIN, MAX and COUNTIF. Comments are -- to end of line and /* ... */.
+// SELECT without FROM evaluates once (SELECT VALUE 1+1).
+//
+// Operator precedence, loosest first: ?:, ??, OR, AND, NOT, comparisons
+// and IN/LIKE/BETWEEN, ||, |, ^, &, shifts, + -, * / %, unary - + ~, then
+// property access and indexing.
+//
+// Every error, syntactic or semantic, is a *Error with byte offset, line
+// and column ("Syntax error at line 1, column 15: expected FROM, found
+// 'FORM'"); Error.List holds all errors found (at most MaxErrors, one per
+// position). The parser never panics and cannot loop: expect always
+// advances, and nesting deeper than MaxDepth is an error. The checker
+// rejects unknown functions and wrong argument counts ("the ABS function
+// requires 1 argument, found 2"), unresolved identifiers, aggregates
+// outside SELECT or nested, non-grouped references in GROUP BY queries,
+// duplicate output names, SELECT * with JOIN or without FROM, ORDER BY with
+// GROUP BY or aggregates (as Cosmos DB does), and udf.* calls.
+//
+// # Semantics
+//
+// Undefined propagates: a missing property, an operator applied to the
+// wrong types, comparing values of different types, or a function given
+// the wrong argument types all yield undefined rather than an error. AND,
+// OR and NOT are three-valued (false AND undefined is false, true OR
+// undefined is true, anything else involving undefined or a non-boolean is
+// undefined); WHERE keeps a row only when its condition is true. = and !=
+// compare arrays and objects deeply (objects regardless of member order);
+// < <= > >= are undefined for them. Undefined properties are left out of
+// projected objects, so SELECT c.missing FROM c yields {}; SELECT VALUE of
+// an undefined value yields no row, and such rows do not count for OFFSET,
+// TOP or LIMIT. Array constructors drop undefined elements.
+//
+// Projection names: an alias if given; otherwise the last property name of
+// a path (c.a → "a", c.b.x → "x", c["x y"] → "x y", c → "c"); otherwise
+// $1, $2, ... counting only the unnamed items. Aggregates: COUNT(e) counts
+// defined values, COUNTIF(e) rows where e is true; SUM and AVG are
+// undefined if any input is defined but not a number; MIN and MAX compare
+// with the value order below and are undefined if an input is an array or
+// object; over no input COUNT, COUNTIF and SUM give 0 and the others
+// undefined. Without GROUP BY an aggregate query yields one row; with
+// VALUE, SELECT VALUE COUNT(1) FROM c gives [n], and SELECT COUNT(1) FROM c
+// gives [{"$1": n}]. GROUP BY groups by Equal values (undefined is a group
+// of its own) and emits groups in order of first appearance.
+//
+// # Value ordering
+//
+// Compare (ORDER BY, MIN, MAX) orders by type first: undefined < null <
+// false < true < numbers < strings < arrays < objects. Numbers compare
+// numerically, strings by code point (their UTF-8 bytes; Cosmos DB
+// compares UTF-16 code units, which differs only between supplementary
+// characters and U+E000–U+FFFF). Arrays, which Cosmos DB does not order,
+// compare element-wise with a shorter prefix first; objects compare by
+// their members in name order (name, then value), a shorter prefix first.
+// ORDER BY includes rows whose key is undefined: first ascending, last
+// descending.
+//
+// # Executor and paging
+//
+// Plan.Page runs one page. Documents come from the Source in storage-key
+// order and each is parsed once per scan (SELECT * without WHERE does not
+// parse at all). Rows are appended to one buffer and sliced at the end, and
+// for SELECT * over the document the row is the stored bytes, never
+// re-encoded. Four modes:
+//
+//   - Streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT): rows are
+//     emitted in source order until the page holds MaxItemCount rows, and
+//     then a continuation is returned whenever the page is exactly full, even
+//     if nothing remains (the next page is then empty without one); this is
+//     what the Go SDK tests assert. The token holds the storage key to resume
+//     strictly after. A document with several rows (JOIN) may straddle pages:
+//     the token then holds the key of the document before it and how many of
+//     its rows were returned, and resuming skips exactly those. Rows still to
+//     skip for OFFSET and rows returned for TOP/LIMIT travel in the token.
+//
+//   - ORDER BY: rows are totally ordered by (sort keys, storage key, row
+//     index within the document). Each page scans the source once and keeps
+//     a max-heap of the (rows still needed on this page + 1) smallest rows
+//     strictly after the position in the token, so memory is bounded by the
+//     page size; the extra row tells whether more remain, and a continuation
+//     is returned only then. TOP/LIMIT shrink the heap to what is left. A
+//     large OFFSET is skipped in passes of at most 1024 rows, each a scan.
+//
+//   - Materialized (aggregates, GROUP BY, DISTINCT): the whole result is
+//     computed on every page (aggregates in constant memory, GROUP BY and
+//     DISTINCT in memory proportional to the number of groups or distinct
+//     rows) and the page is the slice at the offset held in the token. An
+//     aggregate without GROUP BY is one row, so one page.
+//
+//   - No FROM: one evaluation, paged like materialized results.
+//
+// Tokens (token_codec.go) are versioned, carry a hash of the query text and
+// the bound parameter values, and end in a CRC-32; anything malformed,
+// altered or belonging to another query or parameter set is
+// ErrBadContinuation. A token does not pin a snapshot: documents written
+// between pages are seen or not according to where they fall relative to
+// the resume position.
+//
+// # Decisions
+//
+//   - Functions: positions and lengths in string functions count code
+//     points. RegexMatch uses Go's RE2 syntax (no look-around or
+//     backreferences; such patterns yield undefined) with the modifiers i, m,
+//     s and x. FullTextContains, FullTextContainsAll and FullTextContainsAny
+//     match case-insensitively on words (runs of letters and digits); a
+//     multi-word term must appear as consecutive words; there is no stemming.
+//     DocumentId returns the "id" of the object it is given. Date-times are
+//     parsed from YYYY-MM-DD[Thh:mm[:ss[.fffffff]]][Z|±hh:mm] and always
+//     formatted as YYYY-MM-DDThh:mm:ss.fffffffZ; ticks are 100 ns since the
+//     Unix epoch; the current time is Env.Now, identical for every call in
+//     a query, so the *Static functions equal the plain ones. REPLICATE
+//     results are capped at 10,000 characters. Spatial (ST_*), vector and
+//     full-text scoring functions are not implemented and are rejected as
+//     unknown.
+//   - Parameters the query refers to but the request lacks are undefined.
+//     TOP, OFFSET and LIMIT given by a parameter must be non-negative
+//     integers (Bind fails otherwise). TOP and OFFSET/LIMIT may be combined:
+//     OFFSET applies first, then the smaller of TOP and LIMIT.
+//   - A subquery in the FROM clause of the outermost query is rejected;
+//     subqueries in JOIN and inside expressions are supported.
+//   - Filter (patch conditions) is FROM source [WHERE expr]; a document
+//     matches if any row satisfies the condition.
+//
+// # Testing
+//
+// Table tests cover the scanner, the parser and its error positions, the
+// checker, every function, value ordering and the executor's paging over an
+// in-memory Source (JOIN rows straddling pages, multi-key ORDER BY with
+// ties, TOP/OFFSET/LIMIT across pages, tokens from another query).
+// FuzzParse and FuzzParseJSON (seed corpora in testdata/fuzz) check that no
+// input panics or hangs and that ParseJSON and AppendJSON round-trip.
+// BenchmarkSelectStar streams 5,000 1-KB documents through SELECT * FROM c.
+package query

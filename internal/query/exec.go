@@ -1,0 +1,461 @@
+package query
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// offsetChunk bounds the heap used to skip OFFSET rows of an ORDER BY
+// query: larger offsets are skipped in several passes over the source.
+const offsetChunk = 1024
+
+// executor runs one page of a plan.
+type executor struct {
+	p     *Plan
+	s     *SelectStmt
+	c     *evalCtx
+	stats Stats
+
+	// Output rows are carved from chunks of outChunk bytes, so the bytes
+	// of a row are copied once and earlier rows never move.
+	chunk   []byte
+	rowList [][]byte
+	outSize int64
+
+	needDoc bool // documents must be parsed (not just copied)
+	err     error
+}
+
+// Page runs the plan for one page of results. See the package
+// documentation for the paging rules of each kind of query.
+func (p *Plan) Page(src Source, req PageRequest) (Page, error) {
+	var t0 time.Duration
+	if req.Env.Elapsed != nil {
+		t0 = req.Env.Elapsed()
+	}
+	pageSize := req.MaxItemCount
+	switch {
+	case pageSize == -1:
+		pageSize = UnboundedMaxItemCount
+	case pageSize <= 0:
+		pageSize = DefaultMaxItemCount
+	}
+	cur, err := p.decodeCursor(req.Continuation)
+	if err != nil {
+		return Page{}, err
+	}
+	ex := &executor{p: p, s: p.q.stmt, c: newEvalCtx(p.q.nslots, p.params, req.Env)}
+	ex.needDoc = !(ex.s.rawStar && ex.s.Where == nil)
+	var next *cursor
+	switch p.mode {
+	case modeStream:
+		next, err = ex.stream(src, cur, pageSize)
+	case modeOrderBy:
+		next, err = ex.orderBy(src, cur, pageSize)
+	default:
+		next, err = ex.materialized(src, cur, pageSize)
+	}
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Rows: ex.rows(), Stats: ex.stats}
+	if next != nil {
+		page.Next = p.encodeCursor(next)
+	}
+	page.Stats.OutputDocumentCount = int64(len(page.Rows))
+	page.Stats.OutputDocumentSize = ex.outSize
+	if req.Env.Elapsed != nil {
+		page.Stats.TotalExecutionTime = req.Env.Elapsed() - t0
+	}
+	return page, nil
+}
+
+// outChunk is the size of the buffers output rows are carved from.
+const outChunk = 64 << 10
+
+func (ex *executor) rows() [][]byte {
+	if ex.rowList == nil {
+		return [][]byte{}
+	}
+	return ex.rowList
+}
+
+// reserve makes sure the current chunk has room for n more bytes.
+func (ex *executor) reserve(n int) {
+	if cap(ex.chunk)-len(ex.chunk) < n {
+		ex.chunk = make([]byte, 0, max(outChunk, n))
+	}
+}
+
+func (ex *executor) addRow(start int) {
+	row := ex.chunk[start:len(ex.chunk):len(ex.chunk)]
+	ex.rowList = append(ex.rowList, row)
+	ex.outSize += int64(len(row))
+}
+
+func (ex *executor) emitRaw(b []byte) {
+	ex.reserve(len(b))
+	start := len(ex.chunk)
+	ex.chunk = append(ex.chunk, b...)
+	ex.addRow(start)
+}
+
+func (ex *executor) emitValue(v Value) {
+	ex.reserve(4 << 10)
+	start := len(ex.chunk)
+	ex.chunk = v.AppendJSON(ex.chunk)
+	// If the row outgrew the chunk, append moved the chunk (earlier rows
+	// keep the old array); the row is still at start in the new one.
+	ex.addRow(start)
+}
+
+// bindDoc makes doc the current document. It reports false (and records
+// the error) if the document is not valid JSON.
+func (ex *executor) bindDoc(key, doc []byte) bool {
+	ex.stats.RetrievedDocumentCount++
+	ex.stats.RetrievedDocumentSize += int64(len(doc))
+	if !ex.needDoc {
+		return true
+	}
+	var v Value
+	var err error
+	if q := ex.p.q; q.wholeDoc {
+		v, err = parseJSONString(string(doc))
+	} else {
+		v, err = parseDocFields(doc, q.fields)
+	}
+	if err != nil {
+		ex.err = fmt.Errorf("query: stored document %q: %w", key, err)
+		return false
+	}
+	ex.c.doc = v
+	return true
+}
+
+// projectRow computes the current row's output: raw document bytes for
+// SELECT * over the document, else a value. ok is false for a SELECT VALUE
+// whose value is undefined (no row).
+func (ex *executor) projectRow() (v Value, ok bool) {
+	v = ex.c.project(ex.s)
+	return v, v.kind != Undefined
+}
+
+// forDocRows calls fn for each row of the current document (rows that pass
+// WHERE). For a raw SELECT * without WHERE there is exactly one row and
+// nothing is evaluated.
+func (ex *executor) forDocRows(fn func() bool) {
+	if !ex.needDoc {
+		fn()
+		return
+	}
+	ex.c.forEachRow(ex.s, 0, fn)
+}
+
+// stream runs a query whose rows come out in source order.
+func (ex *executor) stream(src Source, cur *cursor, pageSize int) (*cursor, error) {
+	p := ex.p
+	if p.max >= 0 && cur.emitted >= p.max {
+		return nil, nil
+	}
+	skipLeft, emitted := cur.skipLeft, cur.emitted
+	var after []byte
+	if cur.hasAfter {
+		after = cur.afterKey
+	}
+	// prevKey is the key of the last document fully consumed (where a
+	// straddling document's page must resume from).
+	prevKey, hasPrev := append([]byte(nil), after...), cur.hasAfter
+	var next *cursor
+	done := false
+	var doc []byte
+	count := 0 // rows on this page
+	// Per document: the index of the next row, how many rows to skip
+	// (already returned before a page break), and, once the page is full,
+	// whether the document has another row (more, at index stopAt).
+	var rowIdx, skipRows, stopAt int
+	var full, more bool
+	fn := func() bool {
+		idx := rowIdx
+		rowIdx++
+		if idx < skipRows {
+			return true
+		}
+		if full {
+			more, stopAt = true, idx
+			return false
+		}
+		var v Value
+		if !ex.s.rawStar {
+			var ok bool
+			if v, ok = ex.projectRow(); !ok {
+				return true
+			}
+		}
+		if skipLeft > 0 {
+			skipLeft--
+			return true
+		}
+		if ex.s.rawStar {
+			ex.emitRaw(doc)
+		} else {
+			ex.emitValue(v)
+		}
+		count++
+		emitted++
+		if p.max >= 0 && emitted >= p.max {
+			done = true
+			return false
+		}
+		if count == pageSize {
+			full = true
+		}
+		return true
+	}
+	err := src.Scan(after, func(key, d []byte) bool {
+		if !ex.bindDoc(key, d) {
+			return false
+		}
+		doc = d
+		rowIdx, skipRows, full, more = 0, 0, false, false
+		if cur.hasPartial && bytes.Equal(key, cur.partialKey) {
+			skipRows = cur.partialSkip
+		}
+		ex.forDocRows(fn)
+		switch {
+		case done:
+			return false
+		case full && more:
+			next = &cursor{skipLeft: skipLeft, emitted: emitted, hasAfter: hasPrev, afterKey: prevKey,
+				hasPartial: true, partialKey: append([]byte(nil), key...), partialSkip: stopAt}
+			return false
+		case full:
+			next = &cursor{skipLeft: skipLeft, emitted: emitted, hasAfter: true, afterKey: append([]byte(nil), key...)}
+			return false
+		}
+		prevKey, hasPrev = append(prevKey[:0], key...), true
+		return true
+	})
+	if ex.err != nil {
+		return nil, ex.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("query: scan: %w", err)
+	}
+	return next, nil
+}
+
+// position orders the rows of an ORDER BY query totally: by sort keys,
+// then storage key, then the row's index within its document.
+type position struct {
+	keys []Value
+	key  []byte
+	idx  int
+}
+
+func (ex *executor) cmpPos(a, b *position) int {
+	if r := compareSortKeys(ex.s.OrderBy, a.keys, b.keys); r != 0 {
+		return r
+	}
+	if r := bytes.Compare(a.key, b.key); r != 0 {
+		return r
+	}
+	return cmpInt(a.idx, b.idx)
+}
+
+// topK keeps the k smallest entries seen, in a max-heap (largest on top).
+type topK struct {
+	k   int
+	cmp func(a, b *heapEntry) int
+	h   []*heapEntry
+}
+
+type heapEntry struct {
+	pos position
+	row []byte
+}
+
+// wants reports whether an entry at pos would be kept.
+func (t *topK) wants(pos *position, cmp func(a, b *position) int) bool {
+	return len(t.h) < t.k || cmp(pos, &t.h[0].pos) < 0
+}
+
+func (t *topK) push(e *heapEntry) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, e)
+		// sift up
+		i := len(t.h) - 1
+		for i > 0 {
+			parent := (i - 1) / 2
+			if t.cmp(t.h[i], t.h[parent]) <= 0 {
+				break
+			}
+			t.h[i], t.h[parent] = t.h[parent], t.h[i]
+			i = parent
+		}
+		return
+	}
+	t.h[0] = e
+	// sift down
+	i := 0
+	for {
+		l, r, big := 2*i+1, 2*i+2, i
+		if l < len(t.h) && t.cmp(t.h[l], t.h[big]) > 0 {
+			big = l
+		}
+		if r < len(t.h) && t.cmp(t.h[r], t.h[big]) > 0 {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		t.h[i], t.h[big] = t.h[big], t.h[i]
+		i = big
+	}
+}
+
+// orderBy runs an ORDER BY query: each page scans the source once (more
+// for large OFFSETs), keeping only the rows it needs in a bounded heap.
+func (ex *executor) orderBy(src Source, cur *cursor, pageSize int) (*cursor, error) {
+	p := ex.p
+	need := pageSize
+	if p.max >= 0 {
+		if left := p.max - cur.emitted; left < need {
+			need = left
+		}
+	}
+	if need <= 0 {
+		return nil, nil
+	}
+	last, hasLast := cur.last, cur.hasLast
+	// Skip OFFSET rows in passes of at most offsetChunk rows.
+	for skip := cur.skipLeft; skip > 0; {
+		k := min(skip, offsetChunk)
+		h, err := ex.scanTopK(src, k, &last, hasLast, false)
+		if err != nil {
+			return nil, err
+		}
+		if len(h) < k {
+			return nil, nil // fewer rows than the offset
+		}
+		last, hasLast = h[len(h)-1].pos, true
+		skip -= k
+	}
+	h, err := ex.scanTopK(src, need+1, &last, hasLast, true)
+	if err != nil {
+		return nil, err
+	}
+	n := min(len(h), need)
+	for _, e := range h[:n] {
+		ex.emitRaw(e.row)
+	}
+	emitted := cur.emitted + n
+	if len(h) <= need || (p.max >= 0 && emitted >= p.max) {
+		return nil, nil
+	}
+	return &cursor{emitted: emitted, hasLast: true, last: h[n-1].pos}, nil
+}
+
+// scanTopK scans the whole source and returns, in order, the k smallest
+// rows strictly after last (if hasLast). With project, each kept row
+// carries its output bytes.
+func (ex *executor) scanTopK(src Source, k int, last *position, hasLast bool, project bool) ([]*heapEntry, error) {
+	ex.needDoc = true // ORDER BY evaluates keys even for SELECT *
+	t := &topK{k: k, cmp: func(a, b *heapEntry) int { return ex.cmpPos(&a.pos, &b.pos) }}
+	var (
+		key, doc []byte
+		rowIdx   int
+		pos      = position{keys: make([]Value, len(ex.s.OrderBy))}
+		scratch  []byte
+	)
+	fn := func() bool {
+		idx := rowIdx
+		rowIdx++
+		for i, o := range ex.s.OrderBy {
+			pos.keys[i] = ex.c.eval(o.Expr)
+		}
+		pos.key, pos.idx = key, idx
+		if hasLast && ex.cmpPos(&pos, last) <= 0 {
+			return true
+		}
+		if !t.wants(&pos, ex.cmpPos) {
+			return true
+		}
+		e := &heapEntry{pos: position{keys: slices.Clone(pos.keys), key: append([]byte(nil), key...), idx: idx}}
+		if ex.s.rawStar {
+			if project {
+				e.row = append([]byte(nil), doc...)
+			}
+		} else {
+			v, ok := ex.projectRow()
+			if !ok {
+				return true // SELECT VALUE undefined: not a row at all
+			}
+			if project {
+				scratch = v.AppendJSON(scratch[:0])
+				e.row = append([]byte(nil), scratch...)
+			}
+		}
+		t.push(e)
+		return true
+	}
+	err := src.Scan(nil, func(k, d []byte) bool {
+		if !ex.bindDoc(k, d) {
+			return false
+		}
+		key, doc, rowIdx = k, d, 0
+		ex.c.forEachRow(ex.s, 0, fn)
+		return true
+	})
+	if ex.err != nil {
+		return nil, ex.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("query: scan: %w", err)
+	}
+	slices.SortFunc(t.h, t.cmp)
+	return t.h, nil
+}
+
+// materialized computes the whole result (aggregates, GROUP BY, DISTINCT,
+// queries without FROM) and returns the page at the cursor's offset.
+func (ex *executor) materialized(src Source, cur *cursor, pageSize int) (*cursor, error) {
+	s := ex.s
+	col := newCollector(s)
+	add := func() bool { col.add(ex.c); return true }
+	if ex.p.mode == modeNoFrom {
+		ex.c.forEachRow(s, 0, add)
+	} else {
+		ex.needDoc = true
+		err := src.Scan(nil, func(key, d []byte) bool {
+			if !ex.bindDoc(key, d) {
+				return false
+			}
+			ex.c.forEachRow(s, 0, add)
+			return true
+		})
+		if ex.err != nil {
+			return nil, ex.err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("query: scan: %w", err)
+		}
+	}
+	rows := col.finish(ex.c)
+	// OFFSET, then TOP/LIMIT.
+	skip := min(ex.p.skip, len(rows))
+	rows = rows[skip:]
+	if ex.p.max >= 0 && len(rows) > ex.p.max {
+		rows = rows[:ex.p.max]
+	}
+	start := min(cur.offset, len(rows))
+	end := min(start+pageSize, len(rows))
+	for _, v := range rows[start:end] {
+		ex.emitValue(v)
+	}
+	if end < len(rows) {
+		return &cursor{offset: end}, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,44 @@
+package query
+
+// Filter is a patch condition: "FROM c WHERE <expr>". It is immutable and
+// safe for concurrent use.
+type Filter struct {
+	q *Query
+}
+
+// ParseFilter parses a Cosmos patch condition such as
+// "from c where c.x = 1" (keywords in any case; WHERE may be omitted, which
+// matches every document). Errors are *Error values with positions.
+func ParseFilter(text string) (*Filter, error) {
+	stmt, err := parseFilterClause(text)
+	if err != nil {
+		return nil, err
+	}
+	q, err := check(text, stmt)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{q: q}, nil
+}
+
+// Match reports whether the document satisfies the condition: the WHERE
+// expression evaluates to true for at least one row (a condition over
+// FROM x IN c.arr matches if some element does). Parameters are not
+// supported in conditions; any @name evaluates as undefined. The error is
+// non-nil only if doc is not valid JSON.
+func (f *Filter) Match(doc []byte, env Env) (bool, error) {
+	v, err := ParseJSON(doc)
+	if err != nil {
+		return false, err
+	}
+	return f.MatchValue(v, env), nil
+}
+
+// MatchValue is Match on an already parsed document.
+func (f *Filter) MatchValue(doc Value, env Env) bool {
+	c := newEvalCtx(f.q.nslots, make([]Value, len(f.q.params)), env)
+	c.doc = doc
+	matched := false
+	c.forEachRow(f.q.stmt, 0, func() bool { matched = true; return false })
+	return matched
+}

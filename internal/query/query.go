@@ -1,0 +1,169 @@
+package query
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"strconv"
+)
+
+// Query is a parsed and checked query. It is immutable and safe to share;
+// Bind it to parameter values to run it.
+type Query struct {
+	text   string
+	stmt   *SelectStmt
+	params []string // parameter names, by slot
+	nslots int      // variable slots needed
+	// fields are the top-level document members the query reads, unless
+	// wholeDoc (see docFields).
+	fields   []string
+	wholeDoc bool
+}
+
+// Parse parses and checks a query. Any problem is returned as a *Error with
+// its position (Error.List has every problem found, up to MaxErrors).
+func Parse(text string) (*Query, error) {
+	stmt, err := parse(text)
+	if err != nil {
+		return nil, err
+	}
+	return check(text, stmt)
+}
+
+func check(text string, stmt *SelectStmt) (*Query, error) {
+	c := &checker{src: text, params: map[string]int{}}
+	c.checkStmt(stmt, 0, true)
+	if err := c.errs.err(); err != nil {
+		return nil, err
+	}
+	q := &Query{text: text, stmt: stmt, params: c.names, nslots: c.maxSlots}
+	q.fields, q.wholeDoc = docFields(stmt)
+	return q, nil
+}
+
+// Text returns the query text as given to Parse.
+func (q *Query) Text() string { return q.text }
+
+// Params returns the names of the parameters the query refers to.
+func (q *Query) Params() []string { return append([]string(nil), q.params...) }
+
+// String returns the query in canonical form.
+func (q *Query) String() string { return formatStmt(q.stmt) }
+
+// Plan is a query bound to parameter values, ready to run. It is
+// immutable; Page may be called concurrently.
+type Plan struct {
+	q      *Query
+	params []Value // by slot; undefined for a parameter not supplied
+	hash   uint64  // of the query text and the parameter values
+	skip   int     // OFFSET, 0 if absent
+	max    int     // min(TOP, LIMIT), -1 if neither
+	mode   execMode
+}
+
+// Bind binds parameter values. A parameter the query refers to but params
+// lacks evaluates as undefined (as in Cosmos DB); extra parameters are
+// ignored. TOP, OFFSET and LIMIT given by a parameter must be non-negative
+// integers, else Bind returns a *Error pointing at the parameter.
+func (q *Query) Bind(params []Param) (*Plan, error) {
+	p := &Plan{q: q, params: make([]Value, len(q.params))}
+	for slot, name := range q.params {
+		for _, pr := range params {
+			if pr.Name == name {
+				p.params[slot] = pr.Value
+			}
+		}
+	}
+	// Validate TOP/OFFSET/LIMIT parameters in every statement.
+	var errs errorList
+	var visit func(s *SelectStmt)
+	visit = func(s *SelectStmt) {
+		for _, e := range []Expr{s.Top, s.Offset, s.Limit} {
+			if pe, ok := e.(*ParamExpr); ok {
+				if _, ok := countValue(p.params[pe.slot]); !ok {
+					errs.add(SemanticError, q.text, pe.At, "the value of "+pe.Name+" must be a non-negative integer, found "+describeValue(p.params[pe.slot]))
+				}
+			}
+		}
+		walkStmt(s, func(x Expr) bool {
+			if sq, ok := x.(*SubqueryExpr); ok {
+				visit(sq.Query)
+				return false
+			}
+			return true
+		})
+		for _, src := range s.From {
+			if sq, ok := src.Expr.(*SubqueryExpr); ok {
+				visit(sq.Query)
+			}
+		}
+	}
+	visit(q.stmt)
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	c := &evalCtx{params: p.params}
+	p.skip, p.max = c.limits(q.stmt)
+
+	h := fnv.New64a()
+	h.Write([]byte(q.text))
+	var buf []byte
+	for slot, name := range q.params {
+		buf = binary.AppendUvarint(buf[:0], uint64(len(name)))
+		buf = append(buf, name...)
+		buf = appendKey(buf, p.params[slot])
+		h.Write(buf)
+	}
+	p.hash = h.Sum64()
+	p.mode = planMode(q.stmt)
+	return p, nil
+}
+
+func describeValue(v Value) string {
+	if v.kind == Undefined {
+		return "no value"
+	}
+	s := v.JSON()
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return s
+}
+
+// Query returns the query the plan was bound from.
+func (p *Plan) Query() *Query { return p.q }
+
+// execMode is how the executor runs a plan.
+type execMode uint8
+
+const (
+	modeStream       execMode = iota // rows in source order, resumable by storage key
+	modeOrderBy                      // top-k by sort keys, resumable by sort position
+	modeMaterialized                 // whole result computed, paged by offset
+	modeNoFrom                       // no FROM: rows computed without a source
+)
+
+func (m execMode) String() string {
+	switch m {
+	case modeStream:
+		return "stream"
+	case modeOrderBy:
+		return "orderby"
+	case modeMaterialized:
+		return "materialized"
+	case modeNoFrom:
+		return "nofrom"
+	}
+	return "mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+func planMode(s *SelectStmt) execMode {
+	switch {
+	case len(s.From) == 0:
+		return modeNoFrom
+	case s.isAggregate() || s.Distinct:
+		return modeMaterialized
+	case len(s.OrderBy) > 0:
+		return modeOrderBy
+	}
+	return modeStream
+}

@@ -1,0 +1,190 @@
+package query
+
+import "strings"
+
+// QueryInfo is the queryInfo part of the PartitionedQueryExecutionInfo the
+// JavaScript SDK asks for (wire.md §12.45). Ebb executes every query fully,
+// so the SDK only uses this when forced into its pipelined mode.
+type QueryInfo struct {
+	DistinctType                string             `json:"distinctType"` // "None", "Ordered" or "Unordered"
+	Top                         *int               `json:"top"`
+	Offset                      *int               `json:"offset"`
+	Limit                       *int               `json:"limit"`
+	OrderBy                     []string           `json:"orderBy"` // "Ascending" or "Descending" per key
+	OrderByExpressions          []string           `json:"orderByExpressions"`
+	GroupByExpressions          []string           `json:"groupByExpressions"`
+	GroupByAliases              []string           `json:"groupByAliases"`
+	Aggregates                  []string           `json:"aggregates"` // "Count", "Sum", "Average", "Min", "Max", "CountIf"
+	GroupByAliasToAggregateType map[string]*string `json:"groupByAliasToAggregateType"`
+	RewrittenQuery              string             `json:"rewrittenQuery"`
+	HasSelectValue              bool               `json:"hasSelectValue"`
+	HasNonStreamingOrderBy      bool               `json:"hasNonStreamingOrderBy"`
+}
+
+var aggNames = map[aggKind]string{
+	aggCount: "Count", aggSum: "Sum", aggAvg: "Average", aggMin: "Min", aggMax: "Max", aggCountIf: "CountIf",
+}
+
+// QueryInfo describes the plan in the shape the JavaScript SDK expects.
+func (p *Plan) QueryInfo() QueryInfo {
+	s := p.q.stmt
+	qi := QueryInfo{
+		DistinctType:                "None",
+		OrderBy:                     []string{},
+		OrderByExpressions:          []string{},
+		GroupByExpressions:          []string{},
+		GroupByAliases:              []string{},
+		Aggregates:                  []string{},
+		GroupByAliasToAggregateType: map[string]*string{},
+		HasSelectValue:              s.Value,
+	}
+	if s.Distinct {
+		qi.DistinctType = "Unordered"
+		if len(s.OrderBy) > 0 {
+			qi.DistinctType = "Ordered"
+		}
+	}
+	c := &evalCtx{params: p.params}
+	if n := c.countOf(s.Top); n >= 0 {
+		qi.Top = &n
+	}
+	if n := c.countOf(s.Offset); n >= 0 {
+		qi.Offset = &n
+	}
+	if n := c.countOf(s.Limit); n >= 0 {
+		qi.Limit = &n
+	}
+	for _, o := range s.OrderBy {
+		if o.Desc {
+			qi.OrderBy = append(qi.OrderBy, "Descending")
+		} else {
+			qi.OrderBy = append(qi.OrderBy, "Ascending")
+		}
+		qi.OrderByExpressions = append(qi.OrderByExpressions, formatExpr(o.Expr))
+	}
+	for _, g := range s.GroupBy {
+		qi.GroupByExpressions = append(qi.GroupByExpressions, formatExpr(g))
+	}
+	switch {
+	case len(s.GroupBy) > 0 || (len(s.aggs) > 0 && !s.Value):
+		// GROUP BY, and aggregates without VALUE (a GROUP BY with no keys):
+		// each output property maps to its aggregate, or null.
+		for _, it := range s.Items {
+			var t *string
+			if call, ok := it.Expr.(*CallExpr); ok && call.agg >= 0 {
+				name := aggNames[call.fn.agg]
+				t = &name
+			}
+			if !s.Value {
+				qi.GroupByAliases = append(qi.GroupByAliases, it.Name)
+				qi.GroupByAliasToAggregateType[it.Name] = t
+			}
+		}
+	case len(s.aggs) > 0:
+		for _, a := range s.aggs {
+			qi.Aggregates = append(qi.Aggregates, aggNames[a.fn.agg])
+		}
+	}
+	qi.RewrittenQuery = rewrite(s)
+	return qi
+}
+
+// rewrite produces the per-partition query of the SDK's pipelined mode for
+// ORDER BY and VALUE-aggregate queries ("" otherwise: the SDK then sends the
+// original query).
+func rewrite(s *SelectStmt) string {
+	switch {
+	case len(s.OrderBy) > 0 && len(s.From) > 0 && !s.isAggregate():
+		var b strings.Builder
+		b.WriteString("SELECT ")
+		if s.Distinct {
+			b.WriteString("DISTINCT ")
+		}
+		root := s.From[0].Alias
+		b.WriteString(root + "._rid, [")
+		for i, o := range s.OrderBy {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(`{"item": `)
+			writeExpr(&b, o.Expr)
+			b.WriteString("}")
+		}
+		b.WriteString("] AS orderByItems, ")
+		switch {
+		case s.Star:
+			b.WriteString(root)
+		case s.Value:
+			writeExpr(&b, s.Items[0].Expr)
+		default:
+			b.WriteByte('{')
+			for i, it := range s.Items {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.Write(appendString(nil, it.Name))
+				b.WriteString(": ")
+				writeExpr(&b, it.Expr)
+			}
+			b.WriteByte('}')
+		}
+		b.WriteString(" AS payload")
+		writeFromWhere(&b, s, true)
+		for i, o := range s.OrderBy {
+			if i == 0 {
+				b.WriteString(" ORDER BY ")
+			} else {
+				b.WriteString(", ")
+			}
+			writeExpr(&b, o.Expr)
+			if o.Desc {
+				b.WriteString(" DESC")
+			} else {
+				b.WriteString(" ASC")
+			}
+		}
+		return b.String()
+	case s.Value && len(s.aggs) == 1 && len(s.GroupBy) == 0:
+		call, ok := s.Items[0].Expr.(*CallExpr)
+		if !ok || call.agg < 0 {
+			return ""
+		}
+		var b strings.Builder
+		b.WriteString(`SELECT VALUE [{"item": `)
+		if call.fn.agg == aggAvg {
+			b.WriteString(`{"sum": SUM(`)
+			writeExpr(&b, call.Args[0])
+			b.WriteString(`), "count": COUNT(`)
+			writeExpr(&b, call.Args[0])
+			b.WriteString(")}")
+		} else {
+			writeExpr(&b, call)
+		}
+		b.WriteString("}]")
+		writeFromWhere(&b, s, false)
+		return b.String()
+	}
+	return ""
+}
+
+func writeFromWhere(b *strings.Builder, s *SelectStmt, orderByFilter bool) {
+	for i, src := range s.From {
+		if i == 0 {
+			b.WriteString(" FROM ")
+		} else {
+			b.WriteString(" JOIN ")
+		}
+		writeSource(b, src)
+	}
+	switch {
+	case s.Where != nil && orderByFilter:
+		b.WriteString(" WHERE (")
+		writeExpr(b, s.Where)
+		b.WriteString(") AND ({documentdb-formattableorderbyquery-filter})")
+	case s.Where != nil:
+		b.WriteString(" WHERE ")
+		writeExpr(b, s.Where)
+	case orderByFilter:
+		b.WriteString(" WHERE ({documentdb-formattableorderbyquery-filter})")
+	}
+}
