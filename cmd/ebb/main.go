@@ -1,0 +1,109 @@
+// Command ebb serves the Azure Cosmos DB NoSQL REST API with durable
+// embedded storage, so the official SDKs connect to it as they connect to
+// the Cosmos DB emulator.
+//
+//	go run ./cmd/ebb                 # https://localhost:8081/, data in ./ebb-data
+//	go run ./cmd/ebb --memory --no-tls --clock-control
+//
+// Every flag can also be set with an EBB_* environment variable, e.g.
+// EBB_LISTEN=127.0.0.1:9000.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/server"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ebb:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("ebb", flag.ContinueOnError)
+	var cfg server.Config
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8081", "address to listen on")
+	fs.StringVar(&cfg.DataDir, "data-dir", "ebb-data", "directory for durable storage")
+	fs.BoolVar(&cfg.Memory, "memory", false, "keep everything in memory (no disk; for tests)")
+	fs.BoolVar(&cfg.NoTLS, "no-tls", false, "serve plain HTTP instead of HTTPS")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate file (default: a self-signed one kept in the data directory)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file for --tls-cert")
+	fs.StringVar(&cfg.Key, "key", auth.EmulatorKey, "master key (base64); the default is the emulator's well-known key")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "endpoint URL that GET / advertises (default: the scheme and Host of each request)")
+	fs.BoolVar(&cfg.ClockControl, "clock-control", false, "run on a manual clock that POST /_ebb/clock moves (for tests)")
+	fs.BoolVar(&cfg.AcceptAAD, "accept-aad", false, "accept AAD bearer tokens without verifying them, as the emulator does")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "EBB_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			f.Value.Set(v)
+			f.DefValue = v
+		}
+	})
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = logger
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := server.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	printBanner(cfg, srv)
+	select {
+	case <-ctx.Done():
+	case err := <-srv.Done():
+		return err
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+func printBanner(cfg server.Config, srv *server.Server) {
+	endpoint := srv.URL
+	if host, port, err := net.SplitHostPort(srv.Addr().String()); err == nil && (host == "127.0.0.1" || host == "::1") {
+		scheme := "https"
+		if cfg.NoTLS {
+			scheme = "http"
+		}
+		endpoint = fmt.Sprintf("%s://localhost:%s/", scheme, port)
+	}
+	storage := "durable storage in " + cfg.DataDir
+	if cfg.Memory {
+		storage = "in-memory storage (nothing is kept)"
+	}
+	fmt.Printf("Ebb is serving the Cosmos DB NoSQL API at %s with %s.\n", endpoint, storage)
+	fmt.Printf("Connection string: AccountEndpoint=%s;AccountKey=%s;\n", endpoint, cfg.Key)
+	if !cfg.NoTLS {
+		fmt.Printf("TLS uses a self-signed certificate: download it from %s_explorer/emulator.pem and trust it\n", endpoint)
+		fmt.Println("(SSL_CERT_FILE for Go, NODE_EXTRA_CA_CERTS for Node.js), or skip verification in test clients, or run with --no-tls.")
+	}
+	if cfg.ClockControl {
+		fmt.Printf("Clock control is on: POST %s_ebb/clock {\"advanceSeconds\": n} moves server time.\n", endpoint)
+	}
+}

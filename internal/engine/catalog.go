@@ -1,0 +1,470 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/ttl"
+)
+
+// catalog is the in-memory copy of every database, container and offer.
+// A catalog value is never mutated once published: a change clones it.
+type catalog struct {
+	dbs    map[string]*database
+	offers map[string]*offer
+}
+
+type database struct {
+	id     string
+	rid    [4]byte
+	ridStr string
+	raw    []byte
+	etag   string
+	colls  map[string]*container
+	// offerID is the shared-throughput offer, "" when none.
+	offerID string
+}
+
+type container struct {
+	id           string
+	dbID         string
+	dbRID        [4]byte
+	rid          [8]byte
+	ridStr       string
+	self         string
+	pk           pkDef
+	ttl          ttl.Default
+	indexingNone bool
+	raw          []byte
+	etag         string
+	offerID      string
+}
+
+type offer struct {
+	id           string
+	raw          []byte
+	etag         string
+	resourceRID  string
+	resourceSelf string
+}
+
+func (c *catalog) clone() *catalog {
+	n := &catalog{dbs: make(map[string]*database, len(c.dbs)), offers: make(map[string]*offer, len(c.offers))}
+	for k, db := range c.dbs {
+		d := *db
+		d.colls = make(map[string]*container, len(db.colls))
+		for ck, cv := range db.colls {
+			d.colls[ck] = cv
+		}
+		n.dbs[k] = &d
+	}
+	for k, o := range c.offers {
+		n.offers[k] = o
+	}
+	return n
+}
+
+func (c *catalog) container(dbID, collID string) (*container, error) {
+	db, ok := c.dbs[dbID]
+	if !ok {
+		return nil, notFound("Resource Not Found. The database '%s' does not exist.", dbID)
+	}
+	coll, ok := db.colls[collID]
+	if !ok {
+		return nil, notFound("Resource Not Found. The container '%s' does not exist in database '%s'.", collID, dbID)
+	}
+	return coll, nil
+}
+
+func loadCatalog(ctx context.Context, store storage.Store) (*catalog, error) {
+	cat := &catalog{dbs: map[string]*database{}, offers: map[string]*offer{}}
+	err := store.View(ctx, func(r storage.Reader) error {
+		if err := scanAll(r, spaceCatDB, func(v []byte) error {
+			db, err := decodeDatabase(v)
+			if err == nil {
+				cat.dbs[db.id] = db
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := scanAll(r, spaceCatColl, func(v []byte) error {
+			c, err := decodeContainer(v)
+			if err != nil {
+				return err
+			}
+			for _, db := range cat.dbs {
+				if db.rid == c.dbRID {
+					c.dbID = db.id
+					db.colls[c.id] = c
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return scanAll(r, spaceCatOffer, func(v []byte) error {
+			o, err := decodeOffer(v)
+			if err == nil {
+				cat.offers[o.id] = o
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: load catalog: %w", err)
+	}
+	for _, o := range cat.offers {
+		for _, db := range cat.dbs {
+			if db.ridStr == o.resourceRID {
+				db.offerID = o.id
+			}
+			for _, c := range db.colls {
+				if c.ridStr == o.resourceRID {
+					c.offerID = o.id
+				}
+			}
+		}
+	}
+	return cat, nil
+}
+
+func scanAll(r storage.Reader, space byte, fn func(v []byte) error) error {
+	it := r.Scan([]byte{space}, []byte{space + 1}, false)
+	defer it.Close()
+	for it.Next() {
+		if err := fn(append([]byte(nil), it.Value()...)); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// resourceFields are the system fields every stored catalog resource has.
+type resourceFields struct {
+	ID   string `json:"id"`
+	RID  string `json:"_rid"`
+	Etag string `json:"_etag"`
+}
+
+func decodeDatabase(raw []byte) (*database, error) {
+	var f resourceFields
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("engine: corrupt database resource: %w", err)
+	}
+	rid, err := decodeRID(f.RID, 4)
+	if err != nil {
+		return nil, err
+	}
+	db := &database{id: f.ID, ridStr: f.RID, raw: raw, etag: f.Etag, colls: map[string]*container{}}
+	copy(db.rid[:], rid)
+	return db, nil
+}
+
+func decodeContainer(raw []byte) (*container, error) {
+	var f resourceFields
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("engine: corrupt container resource: %w", err)
+	}
+	rid, err := decodeRID(f.RID, 8)
+	if err != nil {
+		return nil, err
+	}
+	ms, _ := objectMembers(raw)
+	spec, err := parseContainerSpec(raw, ms)
+	if err != nil {
+		return nil, fmt.Errorf("engine: corrupt container resource %s: %w", f.ID, err)
+	}
+	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone}
+	copy(c.rid[:], rid)
+	copy(c.dbRID[:], rid[:4])
+	c.self = "dbs/" + ridString(c.dbRID[:]) + "/colls/" + c.ridStr + "/"
+	return c, nil
+}
+
+func decodeOffer(raw []byte) (*offer, error) {
+	var f struct {
+		resourceFields
+		Resource        string `json:"resource"`
+		OfferResourceID string `json:"offerResourceId"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("engine: corrupt offer resource: %w", err)
+	}
+	return &offer{id: f.ID, raw: raw, etag: f.Etag, resourceRID: f.OfferResourceID, resourceSelf: f.Resource}, nil
+}
+
+func decodeRID(s string, n int) ([]byte, error) {
+	b, err := ridDecode(s)
+	if err != nil || len(b) != n {
+		return nil, fmt.Errorf("engine: corrupt resource id %q", s)
+	}
+	return b, nil
+}
+
+// checkResourceID applies Cosmos's rules for database and container ids.
+func checkResourceID(raw []byte, what string) (string, error) {
+	if raw == nil {
+		return "", badRequest("The input content is invalid because the required properties - 'id; ' - are missing")
+	}
+	if raw[0] != '"' {
+		return "", badRequest("The %s id must be a string; found %s.", what, truncate(raw, 64))
+	}
+	id := unquote(raw)
+	switch {
+	case id == "":
+		return "", badRequest("The %s id must not be empty.", what)
+	case len(id) > 255:
+		return "", badRequest("The %s id is %d characters long; the maximum is 255.", what, len(id))
+	case strings.ContainsAny(id, "/\\?#"):
+		return "", badRequest("The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters and that does not contain '/', '\\', '?' or '#'.", id)
+	case strings.HasSuffix(id, " "):
+		return "", badRequest("The input name '%s' is invalid. A %s id must not end with a space.", id, what)
+	}
+	return id, nil
+}
+
+// Resource is what a successful operation returns to the gateway.
+type Resource struct {
+	// Body is the resource's JSON, nil when there is nothing to return.
+	Body []byte
+	ETag string
+	// Charge is the operation's cost in request units.
+	Charge float64
+	// Session is the session token for document operations.
+	Session string
+	// Created is set when an upsert created the item.
+	Created bool
+	// ContentPath and AltContentPath locate a document's container for
+	// the JS SDK's session bookkeeping.
+	ContentPath, AltContentPath string
+}
+
+// Throughput is what the client asked for with x-ms-offer-throughput or
+// x-ms-cosmos-offer-autopilot-settings.
+type Throughput struct {
+	Manual       int
+	AutoscaleMax int
+}
+
+// ThroughputHeaders are the raw request headers that provision throughput.
+type ThroughputHeaders struct {
+	Offer     string // x-ms-offer-throughput
+	Autopilot string // x-ms-cosmos-offer-autopilot-settings
+}
+
+func parseThroughput(h ThroughputHeaders) (*Throughput, error) {
+	switch {
+	case h.Offer != "" && h.Autopilot != "":
+		return nil, badRequest("Specify either manual throughput (x-ms-offer-throughput) or autoscale (x-ms-cosmos-offer-autopilot-settings), not both.")
+	case h.Offer != "":
+		var n int
+		if _, err := fmt.Sscanf(h.Offer, "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(h.Offer) {
+			return nil, badRequest("The x-ms-offer-throughput header %q is not an integer.", h.Offer)
+		}
+		return &Throughput{Manual: n}, checkThroughput(Throughput{Manual: n})
+	case h.Autopilot != "":
+		var in struct {
+			MaxThroughput int `json:"maxThroughput"`
+		}
+		if err := json.Unmarshal([]byte(h.Autopilot), &in); err != nil {
+			return nil, badRequest("The x-ms-cosmos-offer-autopilot-settings header is not valid JSON: %v.", err)
+		}
+		t := Throughput{AutoscaleMax: in.MaxThroughput}
+		return &t, checkThroughput(t)
+	}
+	return nil, nil
+}
+
+func checkThroughput(t Throughput) error {
+	switch {
+	case t.AutoscaleMax != 0:
+		if t.AutoscaleMax < 1000 || t.AutoscaleMax%1000 != 0 {
+			return badRequest("The autoscale max throughput %d is invalid; it must be at least 1000 RU/s and a multiple of 1000.", t.AutoscaleMax)
+		}
+	case t.Manual < 400 || t.Manual%100 != 0:
+		return badRequest("The offer throughput %d is invalid; it must be at least 400 RU/s and a multiple of 100.", t.Manual)
+	}
+	return nil
+}
+
+// ---- databases ----
+
+// CreateDatabase creates a database from its JSON body.
+func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputHeaders) (Resource, error) {
+	ms, err := objectBody(body)
+	if err != nil {
+		return Resource{}, err
+	}
+	id, err := checkResourceID(lookup(ms, "id"), "database")
+	if err != nil {
+		return Resource{}, err
+	}
+	tp, err := parseThroughput(th)
+	if err != nil {
+		return Resource{}, err
+	}
+	e.catMu.Lock()
+	defer e.catMu.Unlock()
+	cat := e.catalogSnapshot()
+	if _, ok := cat.dbs[id]; ok {
+		return Resource{}, ErrConflict
+	}
+	now := e.nowSec()
+	var db *database
+	var off *offer
+	err = e.store.Update(ctx, func(w storage.Writer) error {
+		if _, err := w.Get(catDBKey(id)); err == nil {
+			return ErrConflict
+		}
+		n, err := nextNumber(w)
+		if err != nil {
+			return err
+		}
+		var rid [4]byte
+		rid[0], rid[1], rid[2], rid[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+		ridStr := ridString(rid[:])
+		etag := resourceEtag(n)
+		raw := withSystemProps(nil, body, ms, systemProps{
+			rid: ridStr, self: "dbs/" + ridStr + "/", etag: etag, ts: now,
+			extra: [][2]string{{"_colls", "colls/"}, {"_users", "users/"}},
+		})
+		db = &database{id: id, rid: rid, ridStr: ridStr, raw: raw, etag: etag, colls: map[string]*container{}}
+		if tp != nil {
+			if off, err = writeOffer(w, *tp, ridStr, "dbs/"+ridStr+"/", now); err != nil {
+				return err
+			}
+			db.offerID = off.id
+		}
+		return w.Set(catDBKey(id), raw)
+	})
+	if err != nil {
+		return Resource{}, err
+	}
+	next := cat.clone()
+	next.dbs[id] = db
+	if off != nil {
+		next.offers[off.id] = off
+	}
+	e.publish(next)
+	return Resource{Body: db.raw, ETag: db.etag, Charge: chargeCatalogWrite}, nil
+}
+
+func (e *Engine) publish(c *catalog) {
+	e.mu.Lock()
+	e.cat = c
+	e.mu.Unlock()
+}
+
+// ReadDatabase returns a database.
+func (e *Engine) ReadDatabase(ctx context.Context, id string) (Resource, error) {
+	db, ok := e.catalogSnapshot().dbs[id]
+	if !ok {
+		return Resource{}, notFound("Resource Not Found. The database '%s' does not exist.", id)
+	}
+	return Resource{Body: db.raw, ETag: db.etag, Charge: chargeCatalogRead}, nil
+}
+
+// Databases returns every database resource, ordered by id.
+func (e *Engine) Databases(ctx context.Context) ([][]byte, float64) {
+	cat := e.catalogSnapshot()
+	ids := make([]string, 0, len(cat.dbs))
+	for id := range cat.dbs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		out[i] = cat.dbs[id].raw
+	}
+	return out, chargeCatalogRead
+}
+
+// DeleteDatabase deletes a database with all its containers, items and
+// offers.
+func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error) {
+	e.catMu.Lock()
+	defer e.catMu.Unlock()
+	cat := e.catalogSnapshot()
+	db, ok := cat.dbs[id]
+	if !ok {
+		return Resource{}, notFound("Resource Not Found. The database '%s' does not exist.", id)
+	}
+	err := e.store.Update(ctx, func(w storage.Writer) error {
+		for _, c := range db.colls {
+			if err := deleteContainerData(w, c); err != nil {
+				return err
+			}
+		}
+		if db.offerID != "" {
+			if err := w.Delete(catOfferKey(db.offerID)); err != nil {
+				return err
+			}
+		}
+		return w.Delete(catDBKey(id))
+	})
+	if err != nil {
+		return Resource{}, err
+	}
+	next := cat.clone()
+	delete(next.dbs, id)
+	delete(next.offers, db.offerID)
+	for _, c := range db.colls {
+		delete(next.offers, c.offerID)
+		e.purger.forget(c.rid)
+	}
+	e.publish(next)
+	return Resource{Charge: chargeCatalogWrite}, nil
+}
+
+// objectBody validates that body is one JSON object and returns its
+// members.
+func objectBody(body []byte) ([]member, error) {
+	if !json.Valid(body) {
+		return nil, badRequest("The request body is not valid JSON. %s", jsonErrorDetail(body))
+	}
+	ms, ok := objectMembers(body)
+	if !ok {
+		return nil, badRequest("The request body must be a JSON object.")
+	}
+	return ms, nil
+}
+
+// jsonErrorDetail says where a body stops being JSON.
+func jsonErrorDetail(body []byte) string {
+	var v any
+	err := json.Unmarshal(body, &v)
+	if se, ok := err.(*json.SyntaxError); ok {
+		return fmt.Sprintf("Syntax error at byte offset %d: %v.", se.Offset, se)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// rebuild writes an object from ordered (key, raw value) pairs.
+func rebuild(pairs []kv) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(appendQuoted(nil, p.key))
+		b.WriteByte(':')
+		b.Write(p.val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+type kv struct {
+	key string
+	val []byte
+}

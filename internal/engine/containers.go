@@ -1,0 +1,386 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/ttl"
+)
+
+// containerSpec is what the engine interprets of a container body.
+type containerSpec struct {
+	pk           pkDef
+	ttl          ttl.Default
+	indexingNone bool
+}
+
+// defaultPartitionKey is what the JS SDK sends for a container created
+// without one; items lacking the property get the "None" key.
+var defaultPartitionKey = []byte(`{"paths":["/_partitionKey"],"kind":"Hash"}`)
+
+var containerDefaults = []kv{
+	{"indexingPolicy", []byte(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)},
+	{"conflictResolutionPolicy", []byte(`{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}`)},
+	{"geospatialConfig", []byte(`{"type":"Geography"}`)},
+}
+
+// parseContainerSpec validates a container body's interpreted fields.
+func parseContainerSpec(body []byte, ms []member) (containerSpec, error) {
+	var spec containerSpec
+	pkRaw := lookup(ms, "partitionKey")
+	if pkRaw == nil || string(pkRaw) == "null" {
+		pkRaw = defaultPartitionKey
+	}
+	pk, err := parsePKDef(pkRaw)
+	if err != nil {
+		return spec, err
+	}
+	spec.pk = pk
+	if spec.ttl, err = ttl.ParseDefault(lookup(ms, "defaultTtl")); err != nil {
+		return spec, &Error{Kind: KindBadRequest, Message: err.Error()}
+	}
+	if ip := lookup(ms, "indexingPolicy"); ip != nil && string(ip) != "null" {
+		var pol struct {
+			IndexingMode string `json:"indexingMode"`
+		}
+		if err := json.Unmarshal(ip, &pol); err != nil {
+			return spec, badRequest("The indexingPolicy is invalid: %v.", err)
+		}
+		switch strings.ToLower(pol.IndexingMode) {
+		case "", "consistent", "lazy":
+		case "none":
+			spec.indexingNone = true
+		default:
+			return spec, badRequest("The indexing mode '%s' is invalid; use 'consistent' or 'none'.", pol.IndexingMode)
+		}
+	}
+	if spec.indexingNone && spec.ttl.On() {
+		return spec, &Error{Kind: KindBadRequest, Message: ttl.ErrIndexingNone.Error()}
+	}
+	if p := lookup(ms, "ttlPropertyPath"); p != nil && string(p) != "null" && !spec.ttl.On() {
+		return spec, badRequest("The ttlPropertyPath can only be specified together with defaultTtl.")
+	}
+	return spec, nil
+}
+
+// containerBody normalizes a client's container body: the client's
+// members in order (system properties dropped), partitionKey with its
+// kind filled in, and server defaults for what the client left out.
+func containerBody(ms []member, spec containerSpec) []byte {
+	pairs := make([]kv, 0, len(ms)+4)
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if isSystemProperty(m.key) || isContainerLink(m.key) {
+			continue
+		}
+		if seen[m.key] {
+			for i := range pairs {
+				if pairs[i].key == m.key {
+					pairs[i].val = m.val
+				}
+			}
+			continue
+		}
+		seen[m.key] = true
+		val := m.val
+		if m.key == "partitionKey" {
+			val = pkDefJSON(m.val, spec.pk)
+		}
+		pairs = append(pairs, kv{m.key, val})
+	}
+	if !seen["partitionKey"] {
+		pairs = append(pairs, kv{"partitionKey", pkDefJSON(defaultPartitionKey, spec.pk)})
+	}
+	for _, d := range containerDefaults {
+		if !seen[d.key] {
+			pairs = append(pairs, d)
+		}
+	}
+	return rebuild(pairs)
+}
+
+// pkDefJSON returns the client's partitionKey object with kind set.
+func pkDefJSON(raw []byte, def pkDef) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	if _, ok := m["kind"]; !ok {
+		m["kind"], _ = json.Marshal(def.kind)
+	}
+	// Paths first, as the service writes them.
+	out := []kv{{"paths", m["paths"]}, {"kind", m["kind"]}}
+	rest := make([]string, 0, len(m))
+	for k := range m {
+		if k != "paths" && k != "kind" {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		out = append(out, kv{k, m[k]})
+	}
+	return rebuild(out)
+}
+
+func isContainerLink(key string) bool {
+	switch key {
+	case "_docs", "_sprocs", "_triggers", "_udfs", "_conflicts":
+		return true
+	}
+	return false
+}
+
+func containerProps(rid, self, etag string, ts int64) systemProps {
+	return systemProps{rid: rid, self: self, etag: etag, ts: ts, extra: [][2]string{
+		{"_docs", "docs/"}, {"_sprocs", "sprocs/"}, {"_triggers", "triggers/"},
+		{"_udfs", "udfs/"}, {"_conflicts", "conflicts/"},
+	}}
+}
+
+// CreateContainer creates a container in database dbID.
+func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, th ThroughputHeaders) (Resource, error) {
+	ms, err := objectBody(body)
+	if err != nil {
+		return Resource{}, err
+	}
+	id, err := checkResourceID(lookup(ms, "id"), "container")
+	if err != nil {
+		return Resource{}, err
+	}
+	spec, err := parseContainerSpec(body, ms)
+	if err != nil {
+		return Resource{}, err
+	}
+	tp, err := parseThroughput(th)
+	if err != nil {
+		return Resource{}, err
+	}
+	e.catMu.Lock()
+	defer e.catMu.Unlock()
+	cat := e.catalogSnapshot()
+	db, ok := cat.dbs[dbID]
+	if !ok {
+		return Resource{}, notFound("Resource Not Found. The database '%s' does not exist.", dbID)
+	}
+	if _, ok := db.colls[id]; ok {
+		return Resource{}, ErrConflict
+	}
+	// A container in a database without shared throughput gets its own
+	// offer, 400 RU/s unless asked otherwise, as on the service.
+	if tp == nil && db.offerID == "" {
+		tp = &Throughput{Manual: 400}
+	}
+	norm := containerBody(ms, spec)
+	normMs, _ := objectMembers(norm)
+	now := e.nowSec()
+	var c *container
+	var off *offer
+	err = e.store.Update(ctx, func(w storage.Writer) error {
+		n, err := nextNumber(w)
+		if err != nil {
+			return err
+		}
+		c = &container{id: id, dbID: dbID, dbRID: db.rid, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone}
+		copy(c.rid[:4], db.rid[:])
+		c.rid[4], c.rid[5], c.rid[6], c.rid[7] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+		c.ridStr = ridString(c.rid[:])
+		c.self = "dbs/" + db.ridStr + "/colls/" + c.ridStr + "/"
+		c.etag = resourceEtag(n)
+		c.raw = withSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
+		if tp != nil {
+			if off, err = writeOffer(w, *tp, c.ridStr, c.self, now); err != nil {
+				return err
+			}
+			c.offerID = off.id
+		}
+		if err := w.Set(collMetaKey(c.rid), collState{}.encode()); err != nil {
+			return err
+		}
+		return w.Set(catCollKey(db.rid, id), c.raw)
+	})
+	if err != nil {
+		return Resource{}, err
+	}
+	next := cat.clone()
+	next.dbs[dbID].colls[id] = c
+	if off != nil {
+		next.offers[off.id] = off
+	}
+	e.publish(next)
+	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
+}
+
+// ReadContainer returns a container.
+func (e *Engine) ReadContainer(ctx context.Context, dbID, id string) (Resource, error) {
+	c, err := e.catalogSnapshot().container(dbID, id)
+	if err != nil {
+		return Resource{}, err
+	}
+	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogRead}, nil
+}
+
+// Containers returns the containers of a database, ordered by id.
+func (e *Engine) Containers(ctx context.Context, dbID string) ([][]byte, string, float64, error) {
+	db, ok := e.catalogSnapshot().dbs[dbID]
+	if !ok {
+		return nil, "", 0, notFound("Resource Not Found. The database '%s' does not exist.", dbID)
+	}
+	ids := make([]string, 0, len(db.colls))
+	for id := range db.colls {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		out[i] = db.colls[id].raw
+	}
+	return out, db.ridStr, chargeCatalogRead, nil
+}
+
+// ReplaceContainer replaces a container's definition. It is a full
+// replacement: a body without defaultTtl turns TTL off. The partition key
+// cannot change. The new TTL settings apply to the next request; nothing
+// is rewritten.
+func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []byte, ifMatch string) (Resource, error) {
+	ms, err := objectBody(body)
+	if err != nil {
+		return Resource{}, err
+	}
+	bodyID, err := checkResourceID(lookup(ms, "id"), "container")
+	if err != nil {
+		return Resource{}, err
+	}
+	if bodyID != id {
+		return Resource{}, badRequest("The id '%s' in the request body does not match the container '%s' in the URL.", bodyID, id)
+	}
+	spec, err := parseContainerSpec(body, ms)
+	if err != nil {
+		return Resource{}, err
+	}
+	e.catMu.Lock()
+	defer e.catMu.Unlock()
+	cat := e.catalogSnapshot()
+	old, err := cat.container(dbID, id)
+	if err != nil {
+		return Resource{}, err
+	}
+	if ifMatch != "" && ifMatch != "*" && ifMatch != old.etag {
+		return Resource{}, ErrPreconditionFailed
+	}
+	if !samePaths(old.pk, spec.pk) {
+		return Resource{}, badRequest("The partition key of a container cannot be changed. Its partition key is %s.", pkPaths(old.pk))
+	}
+	norm := containerBody(ms, spec)
+	normMs, _ := objectMembers(norm)
+	now := e.nowSec()
+	c := *old
+	c.pk, c.ttl, c.indexingNone = spec.pk, spec.ttl, spec.indexingNone
+	err = e.store.Update(ctx, func(w storage.Writer) error {
+		n, err := nextNumber(w)
+		if err != nil {
+			return err
+		}
+		c.etag = resourceEtag(n)
+		c.raw = withSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
+		return w.Set(catCollKey(c.dbRID, id), c.raw)
+	})
+	if err != nil {
+		return Resource{}, err
+	}
+	next := cat.clone()
+	next.dbs[dbID].colls[id] = &c
+	e.publish(next)
+	e.purger.replan(&c)
+	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
+}
+
+func samePaths(a, b pkDef) bool {
+	if a.kind != b.kind || len(a.paths) != len(b.paths) {
+		return false
+	}
+	for i := range a.paths {
+		if strings.Join(a.paths[i], "/") != strings.Join(b.paths[i], "/") {
+			return false
+		}
+	}
+	return true
+}
+
+func pkPaths(d pkDef) string {
+	ps := make([]string, len(d.paths))
+	for i, p := range d.paths {
+		ps[i] = "/" + strings.Join(p, "/")
+	}
+	return strings.Join(ps, ", ") + " (" + d.kind + ")"
+}
+
+// DeleteContainer deletes a container with all its items and its offer.
+func (e *Engine) DeleteContainer(ctx context.Context, dbID, id string) (Resource, error) {
+	e.catMu.Lock()
+	defer e.catMu.Unlock()
+	cat := e.catalogSnapshot()
+	c, err := cat.container(dbID, id)
+	if err != nil {
+		return Resource{}, err
+	}
+	if err := e.store.Update(ctx, func(w storage.Writer) error { return deleteContainerData(w, c) }); err != nil {
+		return Resource{}, err
+	}
+	next := cat.clone()
+	delete(next.dbs[dbID].colls, id)
+	delete(next.offers, c.offerID)
+	e.publish(next)
+	e.purger.forget(c.rid)
+	return Resource{Charge: chargeCatalogWrite}, nil
+}
+
+// deleteContainerData removes a container's catalog entry, offer and
+// every key under its RID. Removing the meta key in the same transaction
+// makes any item write racing with the delete fail (it reads the meta).
+func deleteContainerData(w storage.Writer, c *container) error {
+	for _, space := range collSpaces {
+		p := collPrefix(space, c.rid)
+		if err := w.DeleteRange(p, keys.PrefixEnd(p)); err != nil {
+			return err
+		}
+	}
+	if c.offerID != "" {
+		if err := w.Delete(catOfferKey(c.offerID)); err != nil {
+			return err
+		}
+	}
+	return w.Delete(catCollKey(c.dbRID, c.id))
+}
+
+// ridDecode reverses ridString.
+func ridDecode(s string) ([]byte, error) {
+	return base64.StdEncoding.DecodeString(strings.ReplaceAll(s, "-", "/"))
+}
+
+// PartitionKeyRanges returns the container's ranges: one range covering
+// the whole hash space. The etag changes only if the ranges do, so the
+// Go SDK's incremental read ends with 304.
+func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (body []byte, etag, rid string, err error) {
+	c, err := e.catalogSnapshot().container(dbID, collID)
+	if err != nil {
+		return nil, "", "", err
+	}
+	etag = "\"pkranges-" + c.ridStr + "\""
+	rangeRID := ridString(append(c.rid[:], 2, 0, 0, 0, 0, 0, 0, 0))
+	var b bytes.Buffer
+	b.WriteString(`{"id":"0","_rid":`)
+	b.Write(appendQuoted(nil, rangeRID))
+	b.WriteString(`,"_self":`)
+	b.Write(appendQuoted(nil, c.self+"pkranges/"+rangeRID+"/"))
+	b.WriteString(`,"_etag":`)
+	b.Write(appendQuoted(nil, etag))
+	b.WriteString(`,"minInclusive":"","maxExclusive":"FF","ridPrefix":0,"throughputFraction":1,"status":"online","parents":[],"lsn":1,"_ts":0}`)
+	return b.Bytes(), etag, c.ridStr, nil
+}

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind classifies an engine error; the gateway maps each kind to an HTTP
+// status and Cosmos error code in one table.
+type Kind int
+
+const (
+	KindBadRequest Kind = iota + 1
+	KindNotFound
+	KindConflict
+	KindPreconditionFailed
+	KindTooLarge
+	KindTooManyRequests
+	KindUnavailable
+	KindNotImplemented
+	KindGone
+	KindNotModified
+)
+
+// Error is an error the client caused or must react to. Anything that is
+// not an *Error is an internal error (500).
+type Error struct {
+	Kind    Kind
+	Message string
+	// RetryAfter is set for KindTooManyRequests.
+	RetryAfter time.Duration
+	// SubStatus is Cosmos's x-ms-substatus, when it has one.
+	SubStatus int
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Sentinel errors with Cosmos's wording. Compare with errors.Is on Kind
+// via IsKind; the pointers themselves are shared and never mutated.
+var (
+	ErrNotFound           = &Error{Kind: KindNotFound, Message: "Entity with the specified id does not exist in the system."}
+	ErrConflict           = &Error{Kind: KindConflict, Message: "Entity with the specified id already exists in the system."}
+	ErrPreconditionFailed = &Error{Kind: KindPreconditionFailed, Message: "One of the specified pre-condition is not met."}
+)
+
+func badRequest(format string, args ...any) *Error {
+	return &Error{Kind: KindBadRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// IsKind reports whether err is an engine error of kind k.
+func IsKind(err error, k Kind) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == k
+}

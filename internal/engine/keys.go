@@ -1,0 +1,73 @@
+package engine
+
+import "github.com/ebbdb/ebb/internal/keys"
+
+// Storage keyspaces. Every key starts with one of these bytes; the rest
+// is a tuple in the keys package's encoding. RIDs are fixed width (a
+// database 4 bytes, a container 8), so they need no escaping.
+//
+//	catDB     0x01 <db-id>                               database resource JSON
+//	catColl   0x02 <db-rid:4> <coll-id>                  container resource JSON
+//	catOffer  0x03 <offer-id>                            offer resource JSON
+//	counter   0x04                                       next resource number (uint64)
+//	collMeta  0x05 <coll-rid:8>                          container write state (collState)
+//	doc       0x10 <coll-rid:8> <pk> <id>                itemHeader + document JSON
+//	expOwn    0x11 <coll-rid:8> <expireAt:int64> <pk> <id>  items with their own ttl > 0
+//	expTs     0x12 <coll-rid:8> <_ts:int64> <pk> <id>       items without a ttl
+//
+// Items with ttl = -1 are in neither expiry keyspace. Because items
+// without their own ttl are kept in _ts order, the due ones under a
+// defaultTtl of n are exactly those with _ts <= now-n, so changing
+// defaultTtl needs no backfill.
+const (
+	spaceCatDB    = 0x01
+	spaceCatColl  = 0x02
+	spaceCatOffer = 0x03
+	spaceCounter  = 0x04
+	spaceCollMeta = 0x05
+	spaceDoc      = 0x10
+	spaceExpOwn   = 0x11
+	spaceExpTs    = 0x12
+)
+
+// collSpaces are the keyspaces holding a container's data, all prefixed
+// by its RID; deleting a container deletes these ranges.
+var collSpaces = []byte{spaceCollMeta, spaceDoc, spaceExpOwn, spaceExpTs}
+
+func catDBKey(id string) []byte {
+	return keys.AppendString([]byte{spaceCatDB}, id)
+}
+
+func catCollPrefix(dbRID [4]byte) []byte {
+	return append([]byte{spaceCatColl}, dbRID[:]...)
+}
+
+func catCollKey(dbRID [4]byte, id string) []byte {
+	return keys.AppendString(catCollPrefix(dbRID), id)
+}
+
+func catOfferKey(id string) []byte {
+	return keys.AppendString([]byte{spaceCatOffer}, id)
+}
+
+func collPrefix(space byte, rid [8]byte) []byte {
+	k := make([]byte, 0, 64)
+	return append(append(k, space), rid[:]...)
+}
+
+func collMetaKey(rid [8]byte) []byte { return collPrefix(spaceCollMeta, rid) }
+
+// docKey is the key of an item; pk is the encoded partition key.
+func docKey(rid [8]byte, pk []byte, id string) []byte {
+	return keys.AppendString(append(collPrefix(spaceDoc, rid), pk...), id)
+}
+
+func expOwnKey(rid [8]byte, expireAt int64, pk []byte, id string) []byte {
+	k := keys.AppendInt64(collPrefix(spaceExpOwn, rid), expireAt)
+	return keys.AppendString(append(k, pk...), id)
+}
+
+func expTsKey(rid [8]byte, ts int64, pk []byte, id string) []byte {
+	k := keys.AppendInt64(collPrefix(spaceExpTs, rid), ts)
+	return keys.AppendString(append(k, pk...), id)
+}

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// writeOffer creates the offer for a database or container.
+// REQUIRES: called inside an Update.
+func writeOffer(w storage.Writer, tp Throughput, resourceRID, resourceSelf string, now int64) (*offer, error) {
+	n, err := nextNumber(w)
+	if err != nil {
+		return nil, err
+	}
+	// Offer ids are four characters, like the service's.
+	id := ridString([]byte{byte(n >> 16), byte(n >> 8), byte(n)})
+	o := &offer{id: id, etag: resourceEtag(n), resourceRID: resourceRID, resourceSelf: resourceSelf}
+	o.raw = offerJSON(o, contentJSON(tp), now)
+	return o, w.Set(catOfferKey(id), o.raw)
+}
+
+func contentJSON(tp Throughput) []byte {
+	if tp.AutoscaleMax > 0 {
+		b, _ := json.Marshal(map[string]any{
+			"offerAutopilotSettings": map[string]any{"maxThroughput": tp.AutoscaleMax},
+		})
+		return b
+	}
+	b, _ := json.Marshal(map[string]any{"offerThroughput": tp.Manual})
+	return b
+}
+
+func offerJSON(o *offer, content []byte, now int64) []byte {
+	pairs := []kv{
+		{"resource", appendQuoted(nil, o.resourceSelf)},
+		{"offerType", []byte(`"Invalid"`)},
+		{"offerResourceId", appendQuoted(nil, o.resourceRID)},
+		{"offerVersion", []byte(`"V2"`)},
+		{"content", content},
+		{"id", appendQuoted(nil, o.id)},
+	}
+	body := rebuild(pairs)
+	ms, _ := objectMembers(body)
+	return withSystemProps(nil, body, ms, systemProps{rid: o.id, self: "offers/" + o.id + "/", etag: o.etag, ts: now})
+}
+
+// Offers returns every offer, ordered by id.
+func (e *Engine) Offers(ctx context.Context) ([][]byte, float64) {
+	cat := e.catalogSnapshot()
+	ids := make([]string, 0, len(cat.offers))
+	for id := range cat.offers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		out[i] = cat.offers[id].raw
+	}
+	return out, chargeCatalogRead
+}
+
+// ReadOffer returns one offer by its id.
+func (e *Engine) ReadOffer(ctx context.Context, id string) (Resource, error) {
+	o, ok := e.catalogSnapshot().offers[id]
+	if !ok {
+		return Resource{}, notFound("Resource Not Found. The offer '%s' does not exist.", id)
+	}
+	return Resource{Body: o.raw, ETag: o.etag, Charge: chargeCatalogRead}, nil
+}
+
+// ReplaceOffer changes the throughput of an offer. Only content may
+// change; the offer keeps its id and the resource it belongs to.
+func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMatch string) (Resource, error) {
+	if _, err := objectBody(body); err != nil {
+		return Resource{}, err
+	}
+	var in struct {
+		Content *struct {
+			OfferThroughput        *int `json:"offerThroughput"`
+			OfferAutopilotSettings *struct {
+				MaxThroughput int `json:"maxThroughput"`
+			} `json:"offerAutopilotSettings"`
+		} `json:"content"`
+		OfferResourceID string `json:"offerResourceId"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return Resource{}, badRequest("The offer is invalid: %v.", err)
+	}
+	if in.Content == nil {
+		return Resource{}, badRequest("The offer has no content; send content.offerThroughput or content.offerAutopilotSettings.maxThroughput.")
+	}
+	var tp Throughput
+	switch {
+	case in.Content.OfferAutopilotSettings != nil:
+		tp.AutoscaleMax = in.Content.OfferAutopilotSettings.MaxThroughput
+	case in.Content.OfferThroughput != nil:
+		tp.Manual = *in.Content.OfferThroughput
+	default:
+		return Resource{}, badRequest("The offer content must have offerThroughput or offerAutopilotSettings.maxThroughput.")
+	}
+	if err := checkThroughput(tp); err != nil {
+		return Resource{}, err
+	}
+	e.catMu.Lock()
+	defer e.catMu.Unlock()
+	cat := e.catalogSnapshot()
+	old, ok := cat.offers[id]
+	if !ok {
+		return Resource{}, notFound("Resource Not Found. The offer '%s' does not exist.", id)
+	}
+	if ifMatch != "" && ifMatch != "*" && ifMatch != old.etag {
+		return Resource{}, ErrPreconditionFailed
+	}
+	if in.OfferResourceID != "" && in.OfferResourceID != old.resourceRID {
+		return Resource{}, badRequest("The offer's offerResourceId cannot be changed.")
+	}
+	o := *old
+	now := e.nowSec()
+	err := e.store.Update(ctx, func(w storage.Writer) error {
+		n, err := nextNumber(w)
+		if err != nil {
+			return err
+		}
+		o.etag = resourceEtag(n)
+		o.raw = offerJSON(&o, contentJSON(tp), now)
+		return w.Set(catOfferKey(id), o.raw)
+	})
+	if err != nil {
+		return Resource{}, err
+	}
+	next := cat.clone()
+	next.offers[id] = &o
+	e.publish(next)
+	return Resource{Body: o.raw, ETag: o.etag, Charge: chargeCatalogWrite}, nil
+}

@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ebbdb/ebb/internal/keys"
+)
+
+// pkDef is a container's partition key definition.
+type pkDef struct {
+	// paths are the key paths split into property names: "/a/b" is
+	// ["a","b"]. One path for Hash, one to three for MultiHash.
+	paths   [][]string
+	kind    string
+	version int
+}
+
+// pkComponent kinds, in the order their encodings sort.
+const (
+	pkNone   byte = 0x01 // the item lacks the path (JS's {} / "None")
+	pkNull   byte = 0x02
+	pkFalse  byte = 0x03
+	pkTrue   byte = 0x04
+	pkNumber byte = 0x05
+	pkString byte = 0x06
+)
+
+// pkComponent is one value of a partition key.
+type pkComponent struct {
+	kind byte
+	num  float64
+	str  string
+}
+
+// PartitionKey is a whole (or, for queries on hierarchical keys, leading
+// part of a) partition key value.
+type PartitionKey []pkComponent
+
+// parsePKDef reads the PartitionKey property of a container body. raw is
+// nil when the property is absent.
+func parsePKDef(raw []byte) (pkDef, error) {
+	var in struct {
+		Paths   []string `json:"paths"`
+		Kind    string   `json:"kind"`
+		Version int      `json:"version"`
+	}
+	if raw == nil {
+		return pkDef{}, badRequest("The partition key definition is missing. Provide PartitionKey with at least one path, e.g. {\"paths\":[\"/pk\"],\"kind\":\"Hash\"}.")
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return pkDef{}, badRequest("The partition key definition is invalid: %v.", err)
+	}
+	if len(in.Paths) == 0 || len(in.Paths) > 3 {
+		return pkDef{}, badRequest("A partition key definition must have between 1 and 3 paths; it has %d.", len(in.Paths))
+	}
+	switch in.Kind {
+	case "":
+		in.Kind = "Hash"
+		if len(in.Paths) > 1 {
+			in.Kind = "MultiHash"
+		}
+	case "Hash":
+		if len(in.Paths) != 1 {
+			return pkDef{}, badRequest("A partition key of kind Hash has exactly one path; use kind MultiHash for %d paths.", len(in.Paths))
+		}
+	case "MultiHash":
+	case "Range":
+		return pkDef{}, badRequest("Partition key kind 'Range' is not supported; use Hash or MultiHash.")
+	default:
+		return pkDef{}, badRequest("Partition key kind '%s' is invalid; use Hash or MultiHash.", in.Kind)
+	}
+	if in.Version == 0 {
+		in.Version = 1
+		if in.Kind == "MultiHash" {
+			in.Version = 2
+		}
+	}
+	if in.Version != 1 && in.Version != 2 {
+		return pkDef{}, badRequest("Partition key version %d is invalid; use 1 or 2.", in.Version)
+	}
+	def := pkDef{kind: in.Kind, version: in.Version}
+	for _, p := range in.Paths {
+		segs, ok := splitPath(p)
+		if !ok {
+			return pkDef{}, badRequest("The partition key path '%s' is invalid. A path starts with '/' and names a property, e.g. '/tenantId'.", p)
+		}
+		def.paths = append(def.paths, segs)
+	}
+	return def, nil
+}
+
+// splitPath splits "/a/b" into ["a","b"]; a segment may be quoted.
+func splitPath(p string) ([]string, bool) {
+	if len(p) < 2 || p[0] != '/' || strings.HasSuffix(p, "/") {
+		return nil, false
+	}
+	segs := strings.Split(p[1:], "/")
+	for i, s := range segs {
+		if s == "" || s == "*" || s == "?" {
+			return nil, false
+		}
+		if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+			segs[i] = s[1 : len(s)-1]
+		}
+	}
+	return segs, true
+}
+
+// fromDocument extracts the partition key of a document.
+// REQUIRES: ms are the top-level members of a valid JSON object.
+func (d pkDef) fromDocument(doc []byte, ms []member) (PartitionKey, error) {
+	pk := make(PartitionKey, 0, len(d.paths))
+	for _, path := range d.paths {
+		var raw []byte
+		cur := ms
+		for i, seg := range path {
+			raw = lookup(cur, seg)
+			if raw == nil || i == len(path)-1 {
+				break
+			}
+			next, ok := objectMembers(raw)
+			if !ok {
+				raw = nil
+				break
+			}
+			cur = next
+		}
+		c, err := componentFromJSON(raw, false)
+		if err != nil {
+			return nil, err
+		}
+		pk = append(pk, c)
+	}
+	return pk, nil
+}
+
+// componentFromJSON reads one partition key value. raw is nil when the
+// document lacks the path. In a header, {} stands for that "None" value.
+func componentFromJSON(raw []byte, header bool) (pkComponent, error) {
+	if raw == nil {
+		return pkComponent{kind: pkNone}, nil
+	}
+	switch raw[0] {
+	case '"':
+		return pkComponent{kind: pkString, str: unquote(raw)}, nil
+	case 't':
+		return pkComponent{kind: pkTrue}, nil
+	case 'f':
+		return pkComponent{kind: pkFalse}, nil
+	case 'n':
+		return pkComponent{kind: pkNull}, nil
+	case '{':
+		if ms, ok := objectMembers(raw); header && ok && len(ms) == 0 {
+			return pkComponent{kind: pkNone}, nil
+		}
+	case '[':
+	default:
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return pkComponent{}, badRequest("The partition key value %s is not a valid number.", raw)
+		}
+		if f == 0 {
+			f = 0 // fold -0 into 0
+		}
+		return pkComponent{kind: pkNumber, num: f}, nil
+	}
+	return pkComponent{}, badRequest("A partition key value must be a string, a number, true, false or null; found %s.", truncate(raw, 64))
+}
+
+// parsePKHeader parses x-ms-documentdb-partitionkey, a JSON array of
+// values. An empty array means "no value given".
+func parsePKHeader(h string) (PartitionKey, error) {
+	raw := []byte(h)
+	if !json.Valid(raw) {
+		return nil, badRequest("The partition key header %q is not valid JSON; send a JSON array such as [\"value\"].", truncate(raw, 64))
+	}
+	i := skipSpace(raw, 0)
+	if raw[i] != '[' {
+		return nil, badRequest("The partition key header %q must be a JSON array such as [\"value\"].", truncate(raw, 64))
+	}
+	var pk PartitionKey
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] != ']' {
+		end := skipValue(raw, i)
+		c, err := componentFromJSON(raw[i:end], true)
+		if err != nil {
+			return nil, err
+		}
+		pk = append(pk, c)
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	if len(pk) > 3 {
+		return nil, badRequest("The partition key header has %d values; at most 3 are allowed.", len(pk))
+	}
+	return pk, nil
+}
+
+// encode appends the order-preserving key encoding of pk.
+func (pk PartitionKey) encode(dst []byte) []byte {
+	for _, c := range pk {
+		dst = append(dst, c.kind)
+		switch c.kind {
+		case pkNumber:
+			bits := math.Float64bits(c.num)
+			if bits&(1<<63) != 0 {
+				bits = ^bits
+			} else {
+				bits |= 1 << 63
+			}
+			dst = keys.AppendUint64(dst, bits)
+		case pkString:
+			dst = keys.AppendString(dst, c.str)
+		}
+	}
+	return dst
+}
+
+// decodePK splits n encoded components off the front of key.
+func decodePK(key []byte, n int) (PartitionKey, []byte, error) {
+	pk := make(PartitionKey, 0, n)
+	for i := 0; i < n; i++ {
+		if len(key) == 0 {
+			return nil, nil, keys.ErrMalformed
+		}
+		c := pkComponent{kind: key[0]}
+		key = key[1:]
+		switch c.kind {
+		case pkNone, pkNull, pkFalse, pkTrue:
+		case pkNumber:
+			bits, rest, err := keys.DecodeUint64(key)
+			if err != nil {
+				return nil, nil, err
+			}
+			if bits&(1<<63) != 0 {
+				bits &^= 1 << 63
+			} else {
+				bits = ^bits
+			}
+			c.num, key = math.Float64frombits(bits), rest
+		case pkString:
+			s, rest, err := keys.DecodeBytes(key)
+			if err != nil {
+				return nil, nil, err
+			}
+			c.str, key = string(s), rest
+		default:
+			return nil, nil, keys.ErrMalformed
+		}
+		pk = append(pk, c)
+	}
+	return pk, key, nil
+}
+
+func (pk PartitionKey) equal(o PartitionKey) bool {
+	if len(pk) != len(o) {
+		return false
+	}
+	for i := range pk {
+		if pk[i] != o[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSON appends pk as the JSON array the SDKs use.
+func (pk PartitionKey) appendJSON(dst []byte) []byte {
+	dst = append(dst, '[')
+	for i, c := range pk {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		switch c.kind {
+		case pkNone:
+			dst = append(dst, "{}"...)
+		case pkNull:
+			dst = append(dst, "null"...)
+		case pkFalse:
+			dst = append(dst, "false"...)
+		case pkTrue:
+			dst = append(dst, "true"...)
+		case pkNumber:
+			dst = strconv.AppendFloat(dst, c.num, 'g', -1, 64)
+		case pkString:
+			dst = appendQuoted(dst, c.str)
+		}
+	}
+	return append(dst, ']')
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(bytes.ToValidUTF8(b[:n], nil)) + "…"
+	}
+	return string(b)
+}

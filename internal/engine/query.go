@@ -1,0 +1,317 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/query"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// QueryRequest is a query or read-feed page request.
+type QueryRequest struct {
+	Ref ItemRef
+	// Body is the application/query+json body; nil for a read feed.
+	Body         []byte
+	MaxItemCount int
+	Continuation string
+	// CrossPartition is x-ms-documentdb-query-enablecrosspartition.
+	CrossPartition bool
+	// RangeID is x-ms-documentdb-partitionkeyrangeid.
+	RangeID string
+}
+
+// QueryResult is one page of results.
+type QueryResult struct {
+	Rows         [][]byte
+	Continuation string
+	Charge       float64
+	// RID is the _rid of the envelope (the container's).
+	RID string
+	// Metrics is x-ms-documentdb-query-metrics; IndexMetrics is
+	// x-ms-cosmos-index-utilization.
+	Metrics, IndexMetrics string
+	Session               string
+}
+
+// readFeedQuery is what a read feed is: every visible item in key order.
+const readFeedQuery = "SELECT * FROM c"
+
+// parseQueryBody reads {"query": "...", "parameters": [{"name","value"}]}.
+func parseQueryBody(body []byte) (string, []query.Param, error) {
+	var in struct {
+		Query      *string `json:"query"`
+		Parameters []struct {
+			Name  string          `json:"name"`
+			Value json.RawMessage `json:"value"`
+		} `json:"parameters"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return "", nil, badRequest("The query body is invalid: %v. Send {\"query\": \"SELECT …\", \"parameters\": [{\"name\": \"@p\", \"value\": …}]}.", err)
+	}
+	if in.Query == nil {
+		return "", nil, badRequest("The query body has no \"query\" property.")
+	}
+	params := make([]query.Param, 0, len(in.Parameters))
+	for _, p := range in.Parameters {
+		if !strings.HasPrefix(p.Name, "@") {
+			return "", nil, badRequest("The query parameter name '%s' is invalid; parameter names start with '@'.", p.Name)
+		}
+		var v query.Value
+		if p.Value != nil {
+			var err error
+			if v, err = query.ParseJSON(p.Value); err != nil {
+				return "", nil, badRequest("The value of query parameter %s is invalid: %v.", p.Name, err)
+			}
+		}
+		params = append(params, query.Param{Name: p.Name, Value: v})
+	}
+	return *in.Query, params, nil
+}
+
+// compile parses and binds a query, turning its errors into 400s.
+func compile(text string, params []query.Param) (*query.Plan, error) {
+	q, err := query.Parse(text)
+	if err != nil {
+		return nil, queryError(err)
+	}
+	p, err := q.Bind(params)
+	if err != nil {
+		return nil, queryError(err)
+	}
+	return p, nil
+}
+
+func queryError(err error) error {
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		return badRequest("%s", qe.Error())
+	}
+	if errors.Is(err, query.ErrBadContinuation) {
+		return badRequest("The continuation token is invalid: it is malformed or belongs to a different query. Start the query again without x-ms-continuation.")
+	}
+	return err
+}
+
+// docSource is the Source of a container's items (optionally one logical
+// partition, or a prefix of a hierarchical key): every stored item in key
+// order, filtered by the TTL predicate at one instant.
+type docSource struct {
+	e      *Engine
+	c      *container
+	prefix []byte
+	now    int64
+	ctx    context.Context
+}
+
+func (s *docSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
+	start := s.prefix
+	if after != nil {
+		if !strings.HasPrefix(string(after), string(s.prefix)) {
+			return query.ErrBadContinuation
+		}
+		start = append(append([]byte(nil), after...), 0)
+	}
+	return s.e.store.View(s.ctx, func(r storage.Reader) error {
+		it := r.Scan(start, keys.PrefixEnd(s.prefix), false)
+		defer it.Close()
+		for it.Next() {
+			h, doc, err := decodeItem(it.Value())
+			if err != nil {
+				return err
+			}
+			if !s.c.visible(h, s.now) {
+				continue
+			}
+			if !yield(it.Key(), doc) {
+				break
+			}
+		}
+		return it.Err()
+	})
+}
+
+// scope resolves which items a query or feed request may see.
+func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requirePK bool) (*docSource, error) {
+	if req.RangeID != "" && req.RangeID != "0" {
+		return nil, &Error{Kind: KindGone, SubStatus: 1002, Message: fmt.Sprintf("The partition key range '%s' does not exist (this container has one range, '0').", req.RangeID)}
+	}
+	prefix := collPrefix(spaceDoc, c.rid)
+	if req.Ref.HasPK {
+		pk, err := parsePKHeader(req.Ref.PK)
+		if err != nil {
+			return nil, err
+		}
+		if len(pk) > len(c.pk.paths) {
+			return nil, badRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), pkPaths(c.pk), len(c.pk.paths))
+		}
+		prefix = pk.encode(prefix)
+	} else if requirePK && !req.CrossPartition && req.RangeID == "" {
+		return nil, badRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
+	}
+	return &docSource{e: e, c: c, prefix: prefix, now: e.nowSec(), ctx: ctx}, nil
+}
+
+// QueryItems runs one page of a query over a container's items.
+func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult, error) {
+	c, err := e.resolve(req.Ref)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	text, params, err := parseQueryBody(req.Body)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	plan, err := compile(text, params)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	src, err := e.scope(ctx, req, c, true)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	return e.page(plan, src, req)
+}
+
+// ReadFeed returns one page of a container's items.
+func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, error) {
+	c, err := e.resolve(req.Ref)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	plan, err := compile(readFeedQuery, nil)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	src, err := e.scope(ctx, req, c, false)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	return e.page(plan, src, req)
+}
+
+func (e *Engine) page(plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
+	var cont []byte
+	if req.Continuation != "" {
+		var err error
+		if cont, err = base64.RawURLEncoding.DecodeString(req.Continuation); err != nil {
+			return QueryResult{}, queryError(query.ErrBadContinuation)
+		}
+	}
+	page, err := plan.Page(src, query.PageRequest{
+		MaxItemCount: req.MaxItemCount,
+		Continuation: cont,
+		Env:          query.Env{Now: e.clock.Now(), Elapsed: e.clock.Elapsed},
+	})
+	if err != nil {
+		return QueryResult{}, queryError(err)
+	}
+	res := QueryResult{Rows: page.Rows, RID: src.c.ridStr}
+	if page.Next != nil {
+		res.Continuation = base64.RawURLEncoding.EncodeToString(page.Next)
+	}
+	st := page.Stats
+	res.Charge = chargeQuery(int(st.RetrievedDocumentCount), int(st.RetrievedDocumentSize), int(st.OutputDocumentSize))
+	res.Metrics = queryMetrics(st)
+	res.IndexMetrics = indexMetrics
+	return res, nil
+}
+
+// queryMetrics renders x-ms-documentdb-query-metrics; every segment is
+// key=value, as the JS SDK's parser requires.
+func queryMetrics(st query.Stats) string {
+	ms := float64(st.TotalExecutionTime.Microseconds()) / 1000
+	return fmt.Sprintf("totalExecutionTimeInMs=%.2f;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=%.2f;indexLookupTimeInMs=0.00;documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=%d;retrievedDocumentSize=%d;outputDocumentCount=%d;outputDocumentSize=%d;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00",
+		ms, ms, st.RetrievedDocumentCount, st.RetrievedDocumentSize, st.OutputDocumentCount, st.OutputDocumentSize)
+}
+
+// indexMetrics is x-ms-cosmos-index-utilization: URL-encoded JSON. Ebb
+// has no secondary indexes yet, so nothing is utilized or suggested.
+var indexMetrics = url.QueryEscape(`{"UtilizedSingleIndexes":[],"PotentialSingleIndexes":[],"UtilizedCompositeIndexes":[],"PotentialCompositeIndexes":[]}`)
+
+// QueryPlan answers the JS SDK's query plan request with the query's
+// PartitionedQueryExecutionInfo.
+func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte) ([]byte, error) {
+	if _, err := e.resolve(ref); err != nil {
+		return nil, err
+	}
+	text, params, err := parseQueryBody(body)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := compile(text, params)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{
+		"partitionedQueryExecutionInfoVersion": 2,
+		"queryInfo":                            plan.QueryInfo(),
+		"queryRanges":                          []map[string]any{{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}},
+	})
+}
+
+// catalogSource serves catalog resources (databases, containers, offers)
+// to the query executor, keyed by their position.
+type catalogSource [][]byte
+
+func (s catalogSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
+	start := 0
+	if after != nil {
+		n, _, err := keys.DecodeUint64(after)
+		if err != nil {
+			return query.ErrBadContinuation
+		}
+		start = int(n) + 1
+	}
+	for i := start; i < len(s); i++ {
+		if !yield(keys.AppendUint64(nil, uint64(i)), s[i]) {
+			break
+		}
+	}
+	return nil
+}
+
+func (e *Engine) queryCatalog(rows [][]byte, body []byte) (QueryResult, error) {
+	text, params, err := parseQueryBody(body)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	plan, err := compile(text, params)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	page, err := plan.Page(catalogSource(rows), query.PageRequest{MaxItemCount: -1, Env: query.Env{Now: e.clock.Now()}})
+	if err != nil {
+		return QueryResult{}, queryError(err)
+	}
+	return QueryResult{Rows: page.Rows, Charge: chargeCatalogRead}, nil
+}
+
+// QueryDatabases runs a query over the databases.
+func (e *Engine) QueryDatabases(ctx context.Context, body []byte) (QueryResult, error) {
+	rows, _ := e.Databases(ctx)
+	return e.queryCatalog(rows, body)
+}
+
+// QueryContainers runs a query over a database's containers.
+func (e *Engine) QueryContainers(ctx context.Context, dbID string, body []byte) (QueryResult, error) {
+	rows, rid, _, err := e.Containers(ctx, dbID)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	res, err := e.queryCatalog(rows, body)
+	res.RID = rid
+	return res, err
+}
+
+// QueryOffers runs a query over the offers.
+func (e *Engine) QueryOffers(ctx context.Context, body []byte) (QueryResult, error) {
+	rows, _ := e.Offers(ctx)
+	return e.queryCatalog(rows, body)
+}

@@ -1,0 +1,46 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/engine"
+)
+
+// setClock serves POST /_ebb/clock: move the server's manual clock so a
+// user's own tests can make TTL fire without sleeping. It exists only
+// when the server runs with --clock-control.
+func (g *Gateway) setClock(w http.ResponseWriter, r *http.Request) error {
+	m := g.opts.ManualClock
+	if m == nil {
+		return &engine.Error{Kind: engine.KindNotFound, Message: "Clock control is off; start the server with --clock-control to use POST /_ebb/clock."}
+	}
+	body, err := readBody(w, r, 4096)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		AdvanceSeconds *float64 `json:"advanceSeconds"`
+		Set            *string  `json:"set"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil || (in.AdvanceSeconds == nil) == (in.Set == nil) {
+		return &engine.Error{Kind: engine.KindBadRequest, Message: `Send exactly one of {"advanceSeconds": n} (n >= 0) or {"set": "<RFC 3339 time>"}.`}
+	}
+	switch {
+	case in.AdvanceSeconds != nil:
+		if *in.AdvanceSeconds < 0 || *in.AdvanceSeconds > 1e12 {
+			return &engine.Error{Kind: engine.KindBadRequest, Message: "advanceSeconds must be between 0 and 1e12; the clock only moves forward by advancing (use \"set\" to step it)."}
+		}
+		m.Advance(time.Duration(*in.AdvanceSeconds * float64(time.Second)))
+	default:
+		t, err := time.Parse(time.RFC3339Nano, *in.Set)
+		if err != nil {
+			return &engine.Error{Kind: engine.KindBadRequest, Message: "set must be an RFC 3339 time such as 2026-11-22T05:00:00Z: " + err.Error()}
+		}
+		m.Set(t)
+	}
+	now := m.Now()
+	out, _ := json.Marshal(map[string]any{"now": now.UTC().Format(time.RFC3339Nano), "epochSeconds": now.Unix()})
+	return writeResource(w, http.StatusOK, engine.Resource{Body: out, Charge: 1})
+}

@@ -1,0 +1,306 @@
+// Package gateway is Ebb's Cosmos DB REST surface: routing, the
+// master-key check, request headers in and response headers out, JSON
+// envelopes, and the one table that turns engine errors into HTTP.
+//
+// Handlers are thin: parse the request, call one engine method, write the
+// result. Everything every request needs (activity ids, auth, panic
+// recovery, trailing-slash folding, logging) is the wrapper in Handler,
+// written once.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// Options configure a gateway.
+type Options struct {
+	Engine   *engine.Engine
+	Verifier *auth.Verifier
+	// WallClock checks x-ms-date; it stays the system clock even when the
+	// engine runs on a manual clock, because clients sign with real time.
+	WallClock clock.Clock
+	// ManualClock is set when clock control is on (POST /_ebb/clock).
+	ManualClock *clock.Manual
+	// Advertise is the endpoint GET / advertises; empty means the scheme
+	// and Host of each request.
+	Advertise string
+	// AccountID is the account document's id.
+	AccountID string
+	// CertPEM is served at /_explorer/emulator.pem, like the emulator's.
+	CertPEM []byte
+	// Explorer serves /_explorer/ (nil: not mounted).
+	Explorer http.Handler
+	Logger   *slog.Logger
+}
+
+// Gateway serves the REST API.
+type Gateway struct {
+	opts Options
+	eng  *engine.Engine
+	log  *slog.Logger
+}
+
+// New returns a gateway.
+func New(opts Options) *Gateway {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.WallClock == nil {
+		opts.WallClock = clock.NewSystem()
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "ebb"
+	}
+	return &Gateway{opts: opts, eng: opts.Engine, log: opts.Logger}
+}
+
+// handler is a request handler that reports failure by returning an
+// error, which the wrapper turns into the Cosmos error response.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+// Handler returns the HTTP handler for the whole API.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	api := func(pattern string, h handler) { mux.Handle(pattern, g.authed(h)) }
+	open := func(pattern string, h handler) { mux.Handle(pattern, g.unauthed(h)) }
+
+	api("GET /{$}", g.account)
+
+	api("GET /dbs", g.listDatabases)
+	api("POST /dbs", g.createOrQueryDatabases)
+	api("GET /dbs/{db}", g.readDatabase)
+	api("DELETE /dbs/{db}", g.deleteDatabase)
+
+	api("GET /dbs/{db}/colls", g.listContainers)
+	api("POST /dbs/{db}/colls", g.createOrQueryContainers)
+	api("GET /dbs/{db}/colls/{coll}", g.readContainer)
+	api("PUT /dbs/{db}/colls/{coll}", g.replaceContainer)
+	api("DELETE /dbs/{db}/colls/{coll}", g.deleteContainer)
+	api("GET /dbs/{db}/colls/{coll}/pkranges", g.partitionKeyRanges)
+
+	api("GET /dbs/{db}/colls/{coll}/docs", g.readFeed)
+	api("POST /dbs/{db}/colls/{coll}/docs", g.postItems)
+	api("GET /dbs/{db}/colls/{coll}/docs/{id}", g.readItem)
+	api("PUT /dbs/{db}/colls/{coll}/docs/{id}", g.replaceItem)
+	api("PATCH /dbs/{db}/colls/{coll}/docs/{id}", g.patchItem)
+	api("DELETE /dbs/{db}/colls/{coll}/docs/{id}", g.deleteItem)
+
+	api("GET /offers", g.listOffers)
+	api("POST /offers", g.queryOffers)
+	api("GET /offers/{id}", g.readOffer)
+	api("PUT /offers/{id}", g.replaceOffer)
+
+	for _, family := range []string{"sprocs", "triggers", "udfs", "conflicts"} {
+		api("/dbs/{db}/colls/{coll}/"+family+"/", g.notImplemented)
+		api("/dbs/{db}/colls/{coll}/"+family, g.notImplemented)
+	}
+	api("/dbs/{db}/users/", g.notImplemented)
+	api("/dbs/{db}/users", g.notImplemented)
+
+	api("POST /_ebb/clock", g.setClock)
+	open("GET /_ebb/health", g.health)
+	open("GET /_explorer/emulator.pem", g.certificate)
+	if g.opts.Explorer != nil {
+		mux.Handle("/_explorer/", g.opts.Explorer)
+	}
+	open("/", g.unknownPath)
+	return foldTrailingSlash(mux)
+}
+
+// foldTrailingSlash routes "/dbs/x/" like "/dbs/x": the SDKs address some
+// resources by their _self link, which ends in a slash.
+func foldTrailingSlash(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") && !strings.HasPrefix(p, "/_explorer/") {
+			r.URL.Path = strings.TrimRight(p, "/")
+			if r.URL.RawPath != "" {
+				r.URL.RawPath = strings.TrimRight(r.URL.RawPath, "/")
+			}
+			if r.URL.Path == "" {
+				r.URL.Path = "/"
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authed wraps an API handler: activity id, master-key check, panic
+// recovery and error mapping.
+func (g *Gateway) authed(h handler) http.Handler {
+	return g.wrap(h, true)
+}
+
+func (g *Gateway) unauthed(h handler) http.Handler {
+	return g.wrap(h, false)
+}
+
+func (g *Gateway) wrap(h handler, checkAuth bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := g.opts.WallClock.Now()
+		activity := r.Header.Get("x-ms-activity-id")
+		if activity == "" {
+			activity = newActivityID()
+		}
+		w.Header().Set("x-ms-activity-id", activity)
+		defer func() {
+			if p := recover(); p != nil {
+				g.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p)
+				g.writeError(w, r, errors.New("internal error"))
+			}
+		}()
+		err := g.checkAuth(r, checkAuth)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
+			g.writeError(w, r, err)
+		}
+		g.log.Debug("request", "method", r.Method, "path", r.URL.Path, "took", g.opts.WallClock.Now().Sub(start))
+	})
+}
+
+func (g *Gateway) checkAuth(r *http.Request, required bool) error {
+	if !required {
+		return nil
+	}
+	resType, link, err := auth.ResourceOf(r.URL.EscapedPath())
+	if err != nil {
+		return &engine.Error{Kind: engine.KindBadRequest, Message: "The request path is not a valid escaped URL path."}
+	}
+	date := r.Header.Get("x-ms-date")
+	if date == "" {
+		date = r.Header.Get("date")
+	}
+	return g.opts.Verifier.Verify(r.Method, resType, link, date, r.Header.Get("authorization"), g.opts.WallClock.Now())
+}
+
+func newActivityID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// errorStatus is the one table from engine error kinds to HTTP.
+var errorStatus = map[engine.Kind]struct {
+	status int
+	code   string
+}{
+	engine.KindBadRequest:         {http.StatusBadRequest, "BadRequest"},
+	engine.KindNotFound:           {http.StatusNotFound, "NotFound"},
+	engine.KindConflict:           {http.StatusConflict, "Conflict"},
+	engine.KindPreconditionFailed: {http.StatusPreconditionFailed, "PreconditionFailed"},
+	engine.KindTooLarge:           {http.StatusRequestEntityTooLarge, "RequestEntityTooLarge"},
+	engine.KindTooManyRequests:    {http.StatusTooManyRequests, "TooManyRequests"},
+	engine.KindUnavailable:        {http.StatusServiceUnavailable, "ServiceUnavailable"},
+	engine.KindNotImplemented:     {http.StatusNotImplemented, "NotImplemented"},
+	engine.KindGone:               {http.StatusGone, "Gone"},
+	engine.KindNotModified:        {http.StatusNotModified, "NotModified"},
+}
+
+// classify maps any error to status, code, message and substatus.
+func classify(err error) (status int, code, msg string, sub int, retryAfter time.Duration) {
+	var ee *engine.Error
+	var ae *auth.Error
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ee):
+		m, ok := errorStatus[ee.Kind]
+		if !ok {
+			return http.StatusInternalServerError, "InternalServerError", "An internal error occurred.", 0, 0
+		}
+		return m.status, m.code, ee.Message, ee.SubStatus, ee.RetryAfter
+	case errors.As(err, &ae):
+		return http.StatusUnauthorized, "Unauthorized", ae.Message, 0, 0
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "Request size is too large: the body is over " + strconv.FormatInt(mbe.Limit, 10) + " bytes.", 0, 0
+	case errors.Is(err, storage.ErrUnavailable):
+		return http.StatusServiceUnavailable, "ServiceUnavailable", "The storage backend is unavailable right now: " + err.Error(), 0, 0
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusRequestTimeout, "RequestTimeout", "The request was cancelled or timed out.", 0, 0
+	}
+	return http.StatusInternalServerError, "InternalServerError", "An internal error occurred.", 0, 0
+}
+
+// writeError writes the Cosmos error response for err.
+func (g *Gateway) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, code, msg, sub, retryAfter := classify(err)
+	if status == http.StatusInternalServerError {
+		g.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	h := w.Header()
+	h.Set("x-ms-request-charge", "1")
+	if sub != 0 {
+		h.Set("x-ms-substatus", strconv.Itoa(sub))
+	}
+	if retryAfter > 0 {
+		h.Set("x-ms-retry-after-ms", strconv.FormatInt(retryAfter.Milliseconds(), 10))
+	}
+	if status == http.StatusNotModified {
+		w.WriteHeader(status)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	body := []byte(`{"code":`)
+	body = appendJSONString(body, code)
+	body = append(body, `,"message":`...)
+	body = appendJSONString(body, cosmosMessage(msg, h.Get("x-ms-activity-id"), r.URL.RequestURI()))
+	body = append(body, '}')
+	_, _ = w.Write(body)
+}
+
+// cosmosMessage wraps a message the way the service's gateway does, so
+// clients that look inside "Errors" find the text.
+func cosmosMessage(msg, activity, uri string) string {
+	errs := appendJSONString([]byte(`{"Errors":[`), msg)
+	return "Message: " + string(errs) + "]}\r\nActivityId: " + activity + ", Request URI: " + uri
+}
+
+// readBody reads a request body of at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+}
+
+// bodyLimit caps request bodies: a maximal document plus headroom for
+// the JSON around it in patches and batches.
+const bodyLimit = engine.MaxDocumentSize + 64<<10
+
+func (g *Gateway) notImplemented(w http.ResponseWriter, r *http.Request) error {
+	return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb does not implement " + r.Method + " " + r.URL.Path + " (stored procedures, triggers, user-defined functions, users, permissions and conflicts are not supported)."}
+}
+
+func (g *Gateway) unknownPath(w http.ResponseWriter, r *http.Request) error {
+	return &engine.Error{Kind: engine.KindNotFound, Message: "No resource at " + r.Method + " " + r.URL.Path + "."}
+}
+
+func (g *Gateway) health(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	_, err := w.Write([]byte(`{"status":"ok"}`))
+	return err
+}
+
+func (g *Gateway) certificate(w http.ResponseWriter, r *http.Request) error {
+	if g.opts.CertPEM == nil {
+		return &engine.Error{Kind: engine.KindNotFound, Message: "This server does not serve TLS, so it has no certificate."}
+	}
+	w.Header().Set("Content-Type", "application/x-pem-file")
+	_, err := w.Write(g.opts.CertPEM)
+	return err
+}

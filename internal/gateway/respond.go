@@ -1,0 +1,107 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/ebbdb/ebb/internal/engine"
+)
+
+// writeResource writes a single resource with the headers the SDKs read.
+// A nil body (Prefer: return=minimal, or a delete) writes no content.
+func writeResource(w http.ResponseWriter, status int, res engine.Resource) error {
+	h := w.Header()
+	h.Set("x-ms-request-charge", formatCharge(res.Charge))
+	if res.ETag != "" {
+		h.Set("etag", res.ETag)
+	}
+	if res.Session != "" {
+		h.Set("x-ms-session-token", res.Session)
+	}
+	if res.ContentPath != "" {
+		h.Set("x-ms-content-path", res.ContentPath)
+		h.Set("x-ms-alt-content-path", res.AltContentPath)
+	}
+	if res.Body == nil || status == http.StatusNoContent {
+		if status != http.StatusNoContent {
+			h.Set("Content-Type", "application/json")
+			h.Set("Content-Length", "0")
+		}
+		w.WriteHeader(status)
+		return nil
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
+	w.WriteHeader(status)
+	_, err := w.Write(res.Body)
+	return err
+}
+
+// writeFeed writes a list of resources in the envelope the SDKs expect,
+// e.g. {"_rid":"…","Documents":[…],"_count":n}.
+func writeFeed(w http.ResponseWriter, envelope, rid string, rows [][]byte, charge float64, continuation string) error {
+	size := 64
+	for _, r := range rows {
+		size += len(r) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"_rid":`...)
+	b = appendJSONString(b, rid)
+	b = append(b, `,"`...)
+	b = append(b, envelope...)
+	b = append(b, `":[`...)
+	for i, r := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	b = append(b, `],"_count":`...)
+	b = strconv.AppendInt(b, int64(len(rows)), 10)
+	b = append(b, '}')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("x-ms-request-charge", formatCharge(charge))
+	h.Set("x-ms-item-count", strconv.Itoa(len(rows)))
+	if continuation != "" {
+		h.Set("x-ms-continuation", continuation)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(b)
+	return err
+}
+
+func formatCharge(c float64) string {
+	if c <= 0 {
+		c = 1
+	}
+	return strconv.FormatFloat(c, 'f', -1, 64)
+}
+
+func appendJSONString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
+}
+
+// itemRef reads the item address and partition key of a request.
+func itemRef(r *http.Request) engine.ItemRef {
+	ref := engine.ItemRef{DB: r.PathValue("db"), Coll: r.PathValue("coll"), ID: r.PathValue("id")}
+	if v, ok := r.Header["X-Ms-Documentdb-Partitionkey"]; ok && len(v) > 0 {
+		ref.PK, ref.HasPK = v[0], true
+	}
+	return ref
+}
+
+// minimal reports whether the client asked for no content in the reply.
+func minimal(r *http.Request) bool {
+	return r.Header.Get("Prefer") == "return=minimal"
+}
+
+func throughputHeaders(r *http.Request) engine.ThroughputHeaders {
+	return engine.ThroughputHeaders{
+		Offer:     r.Header.Get("x-ms-offer-throughput"),
+		Autopilot: r.Header.Get("x-ms-cosmos-offer-autopilot-settings"),
+	}
+}

@@ -1,0 +1,194 @@
+// Package server assembles a running Ebb from its configuration: the
+// store, the clock, the engine, the gateway and the listener. cmd/ebb and
+// the end-to-end tests both start Ebb through it, so tests run the same
+// wiring users do.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/gateway"
+	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/storage/pebble"
+)
+
+// Config is everything a server can be told.
+type Config struct {
+	Listen  string
+	DataDir string
+	// Memory keeps everything in memory (nothing survives the process).
+	Memory bool
+	// NoTLS serves plain HTTP.
+	NoTLS           bool
+	TLSCert, TLSKey string
+	Key             string
+	Advertise       string
+	ClockControl    bool
+	AcceptAAD       bool
+	// DisablePurger keeps expired items in storage (still invisible), so
+	// tests can look at what an unpurged item does.
+	DisablePurger bool
+	Logger        *slog.Logger
+	// Clock overrides the engine clock (tests); with ClockControl and no
+	// Clock a manual clock starting at the current time is made.
+	Clock clock.Clock
+}
+
+// Server is a running Ebb.
+type Server struct {
+	cfg      Config
+	store    storage.Store
+	Engine   *engine.Engine
+	Manual   *clock.Manual
+	http     *http.Server
+	listener net.Listener
+	// URL is the endpoint clients connect to.
+	URL     string
+	CertPEM []byte
+	done    chan error
+}
+
+// Start opens the store, starts the engine and serves on cfg.Listen.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Key == "" {
+		cfg.Key = auth.EmulatorKey
+	}
+	verifier, err := auth.NewVerifier(cfg.Key)
+	if err != nil {
+		return nil, err
+	}
+	verifier.AcceptAAD = cfg.AcceptAAD
+	s := &Server{cfg: cfg, done: make(chan error, 1)}
+	wall := clock.NewSystem()
+	engineClock := cfg.Clock
+	if m, ok := engineClock.(*clock.Manual); ok {
+		s.Manual = m
+	}
+	if engineClock == nil {
+		engineClock = wall
+		if cfg.ClockControl {
+			s.Manual = clock.NewManual(wall.Now())
+			engineClock = s.Manual
+		}
+	}
+	if !cfg.ClockControl {
+		s.Manual = nil
+	}
+	if cfg.Memory {
+		s.store, err = pebble.OpenMemory()
+	} else {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+		s.store, err = pebble.Open(cfg.DataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Engine, err = engine.Open(ctx, s.store, engine.Options{Clock: engineClock, Logger: cfg.Logger, DisablePurger: cfg.DisablePurger})
+	if err != nil {
+		s.store.Close()
+		return nil, err
+	}
+	var tlsConfig *tls.Config
+	if !cfg.NoTLS {
+		var cert tls.Certificate
+		switch {
+		case cfg.TLSCert != "":
+			cert, err = tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+			if err == nil {
+				s.CertPEM, err = os.ReadFile(cfg.TLSCert)
+			}
+		case cfg.Memory:
+			cert, s.CertPEM, err = selfSignedCert("", wall.Now())
+		default:
+			cert, s.CertPEM, err = selfSignedCert(cfg.DataDir, wall.Now())
+		}
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("tls certificate: %w", err)
+		}
+		tlsConfig = TLSConfig(cert)
+	}
+	gw := gateway.New(gateway.Options{
+		Engine: s.Engine, Verifier: verifier, WallClock: wall, ManualClock: s.Manual,
+		Advertise: cfg.Advertise, CertPEM: s.CertPEM, Logger: cfg.Logger,
+	})
+	s.listener, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	scheme := "https"
+	if cfg.NoTLS {
+		scheme = "http"
+	}
+	s.URL = fmt.Sprintf("%s://%s/", scheme, s.listener.Addr())
+	s.http = &http.Server{
+		Handler:           gw.Handler(),
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		var err error
+		if tlsConfig != nil {
+			err = s.http.ServeTLS(s.listener, "", "")
+		} else {
+			err = s.http.Serve(s.listener)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.listener.Addr() }
+
+// Done receives the serve loop's error (nil after Shutdown).
+func (s *Server) Done() <-chan error { return s.done }
+
+// Shutdown stops accepting requests, waits for those in flight, stops the
+// engine and closes the store.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.Shutdown(ctx)
+	if cerr := s.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Server) close() error {
+	if s.Engine != nil {
+		s.Engine.Close()
+	}
+	return s.store.Close()
+}
+
+// TLSConfig is the TLS set-up Ebb serves with: TLS 1.2+, HTTP/2 first.
+func TLSConfig(cert tls.Certificate) *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+}
+
+// SelfSignedCert returns a fresh in-memory certificate for localhost.
+func SelfSignedCert() (tls.Certificate, error) {
+	cert, _, err := selfSignedCert("", clock.NewSystem().Now())
+	return cert, err
+}

@@ -1,0 +1,357 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ebbdb/ebb/internal/server"
+)
+
+// ttlContainer makes a container with the given defaultTtl (nil = off).
+func ttlContainer(t *testing.T, e *env, id string, def *int32) *azcosmos.ContainerClient {
+	t.Helper()
+	p := pkProps(id, "/pk")
+	p.DefaultTimeToLive = def
+	return e.container(t, p)
+}
+
+var pk = azcosmos.NewPartitionKeyString("p")
+
+// visibleEverywhere reports whether item id is visible to a point read,
+// a query, an aggregate and the read feed, and fails if they disagree.
+func visibleEverywhere(t *testing.T, e *env, c *azcosmos.ContainerClient, id string) bool {
+	t.Helper()
+	_, err := c.ReadItem(e.ctx, pk, id, nil)
+	read := err == nil
+	if err != nil && status(err) != http.StatusNotFound {
+		t.Fatalf("read %s: %v", id, err)
+	}
+	q := fmt.Sprintf("SELECT * FROM c WHERE c.id = '%s'", id)
+	query := len(queryAll(t, e, c, q, pk, nil)) == 1
+	counted := queryAll(t, e, c, fmt.Sprintf("SELECT VALUE COUNT(1) FROM c WHERE c.id = '%s'", id), pk, nil)
+	count := len(counted) == 1 && string(counted[0]) == "1"
+	feed := false
+	for _, row := range queryAll(t, e, c, "SELECT * FROM c", azcosmos.NewPartitionKey(), nil) {
+		if decode(t, row)["id"] == id {
+			feed = true
+		}
+	}
+	if read != query || read != count || read != feed {
+		t.Fatalf("item %s: read %v, query %v, count %v, cross-partition scan %v disagree", id, read, query, count, feed)
+	}
+	return read
+}
+
+// TestTTLMatrix is the seed's 3×3 matrix: container defaultTtl absent,
+// -1 or 10 × item ttl absent, -1 or 5. Each item must be visible one
+// second before its expiry and gone at it, on every read path.
+func TestTTLMatrix(t *testing.T) {
+	never := int64(-1)
+	defaults := []struct {
+		name string
+		def  *int32
+	}{{"off", nil}, {"on-no-default", int32p(-1)}, {"default-10", int32p(10)}}
+	items := []struct {
+		name string
+		ttl  string // JSON fragment
+	}{{"absent", ""}, {"never", `,"ttl":-1`}, {"five", `,"ttl":5`}}
+	want := map[string]int64{
+		"off/absent": never, "off/never": never, "off/five": never,
+		"on-no-default/absent": never, "on-no-default/never": never, "on-no-default/five": 5,
+		"default-10/absent": 10, "default-10/never": never, "default-10/five": 5,
+	}
+	for _, d := range defaults {
+		for _, it := range items {
+			name := d.name + "/" + it.name
+			t.Run(name, func(t *testing.T) {
+				e := start(t)
+				c := ttlContainer(t, e, "m", d.def)
+				body := `{"id":"x","pk":"p"` + it.ttl + `}`
+				if _, err := c.CreateItem(e.ctx, pk, []byte(body), nil); err != nil {
+					t.Fatal(err)
+				}
+				life := want[name]
+				if life == never {
+					e.clock.Advance(100 * 365 * 24 * time.Hour)
+					if !visibleEverywhere(t, e, c, "x") {
+						t.Fatal("item that never expires is gone after 100 years")
+					}
+					return
+				}
+				e.clock.Advance(time.Duration(life-1) * time.Second)
+				if !visibleEverywhere(t, e, c, "x") {
+					t.Fatalf("gone at _ts+%d, one second early", life-1)
+				}
+				e.clock.Advance(time.Second)
+				if visibleEverywhere(t, e, c, "x") {
+					t.Fatalf("still visible at _ts+%d", life)
+				}
+			})
+		}
+	}
+}
+
+func TestItemTTLValidation(t *testing.T) {
+	e := start(t)
+	on := ttlContainer(t, e, "on", int32p(-1))
+	off := ttlContainer(t, e, "off", nil)
+	msg := func(v string) string {
+		return "The input ttl '" + v + "' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."
+	}
+	for i, tc := range []struct {
+		ttl, shown string
+	}{
+		{"0", "0"}, {"null", "null"}, {"-10", "-10"}, {"2147483648", "2147483648"},
+		{"10.5", "10.5"}, {`"10"`, "10"}, {"true", "true"}, {"[]", "[]"}, {"{}", "{}"},
+	} {
+		body := fmt.Sprintf(`{"id":"bad%d","pk":"p","ttl":%s}`, i, tc.ttl)
+		_, err := on.CreateItem(e.ctx, pk, []byte(body), nil)
+		wantStatus(t, err, http.StatusBadRequest, "ttl "+tc.ttl+" on a TTL container")
+		if !contains(err.Error(), msg(tc.shown)) {
+			t.Errorf("ttl %s: message %q lacks %q", tc.ttl, err.Error(), msg(tc.shown))
+		}
+		_, err = on.UpsertItem(e.ctx, pk, []byte(body), nil)
+		wantStatus(t, err, http.StatusBadRequest, "upsert ttl "+tc.ttl)
+		// On a container with TTL off the value is stored un-interpreted.
+		if _, err := off.CreateItem(e.ctx, pk, []byte(body), nil); err != nil {
+			t.Errorf("ttl %s on a container with TTL off: %v", tc.ttl, err)
+		}
+	}
+	// Integral numbers in any JSON spelling are valid.
+	for i, v := range []string{"10", "10.0", "1e1", "-1", "2147483647"} {
+		body := fmt.Sprintf(`{"id":"ok%d","pk":"p","ttl":%s}`, i, v)
+		if _, err := on.CreateItem(e.ctx, pk, []byte(body), nil); err != nil {
+			t.Errorf("ttl %s: %v", v, err)
+		}
+	}
+	// Replace and patch validate too.
+	_, err := on.ReplaceItem(e.ctx, pk, "ok0", []byte(`{"id":"ok0","pk":"p","ttl":0}`), nil)
+	wantStatus(t, err, http.StatusBadRequest, "replace with ttl 0")
+	ops := azcosmos.PatchOperations{}
+	ops.AppendSet("/ttl", 0)
+	_, err = on.PatchItem(e.ctx, pk, "ok0", ops, nil)
+	wantStatus(t, err, http.StatusBadRequest, "patch set /ttl 0")
+}
+
+func TestTTLBoundaryAndOverflow(t *testing.T) {
+	e := start(t)
+	c := ttlContainer(t, e, "edge", int32p(-1))
+	// A write at x.999 s still gets _ts = x: the item lives ttl-0.001 s.
+	e.clock.Advance(999 * time.Millisecond)
+	if _, err := c.CreateItem(e.ctx, pk, []byte(`{"id":"one","pk":"p","ttl":1}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateItem(e.ctx, pk, []byte(`{"id":"max","pk":"p","ttl":2147483647}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := c.ReadItem(e.ctx, pk, "max", nil)
+	if ts := int64(decode(t, r.Value)["_ts"].(float64)); ts != epoch.Unix() {
+		t.Fatalf("_ts = %d, want %d (whole seconds)", ts, epoch.Unix())
+	}
+	if !visibleEverywhere(t, e, c, "one") {
+		t.Fatal("ttl 1 gone within its second")
+	}
+	e.clock.Advance(time.Millisecond)
+	if visibleEverywhere(t, e, c, "one") {
+		t.Fatal("ttl 1 visible at _ts+1")
+	}
+	// _ts + 2147483647 is past 2038 and past int32: no overflow.
+	e.clock.Advance(time.Duration(2147483647-2) * time.Second)
+	if !visibleEverywhere(t, e, c, "max") {
+		t.Fatal("ttl 2147483647 gone early")
+	}
+	e.clock.Advance(time.Second)
+	if visibleEverywhere(t, e, c, "max") {
+		t.Fatal("ttl 2147483647 still visible at expiry")
+	}
+}
+
+func TestTTLWritesReset(t *testing.T) {
+	e := start(t)
+	c := ttlContainer(t, e, "reset", int32p(10))
+	write := map[string]func(id string) error{
+		"replace": func(id string) error {
+			_, err := c.ReplaceItem(e.ctx, pk, id, []byte(`{"id":"`+id+`","pk":"p"}`), nil)
+			return err
+		},
+		"upsert": func(id string) error {
+			_, err := c.UpsertItem(e.ctx, pk, []byte(`{"id":"`+id+`","pk":"p"}`), nil)
+			return err
+		},
+		"patch": func(id string) error {
+			ops := azcosmos.PatchOperations{}
+			ops.AppendSet("/touched", true)
+			_, err := c.PatchItem(e.ctx, pk, id, ops, nil)
+			return err
+		},
+	}
+	for kind := range write {
+		if _, err := c.CreateItem(e.ctx, pk, []byte(`{"id":"`+kind+`","pk":"p"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(8 * time.Second)
+	for kind, w := range write {
+		if err := w(kind); err != nil {
+			t.Fatalf("%s at t+8: %v", kind, err)
+		}
+	}
+	e.clock.Advance(5 * time.Second) // t+13: past the first 10 s, inside the second
+	for kind := range write {
+		if !visibleEverywhere(t, e, c, kind) {
+			t.Errorf("%s did not restart the countdown", kind)
+		}
+	}
+	e.clock.Advance(5 * time.Second) // t+18: 10 s after the rewrite
+	for kind := range write {
+		if visibleEverywhere(t, e, c, kind) {
+			t.Errorf("%s: visible 10 s after the rewrite", kind)
+		}
+	}
+}
+
+func TestExpiredItemIsAbsent(t *testing.T) {
+	e := startWith(t, server.Config{Memory: true, DisablePurger: true})
+	c := ttlContainer(t, e, "absent", int32p(5))
+	created, err := c.CreateItem(e.ctx, pk, []byte(`{"id":"x","pk":"p"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldEtag := created.ETag
+	e.clock.Advance(5 * time.Second)
+	_, err = c.ReadItem(e.ctx, pk, "x", nil)
+	wantStatus(t, err, http.StatusNotFound, "read expired")
+	_, err = c.ReplaceItem(e.ctx, pk, "x", []byte(`{"id":"x","pk":"p"}`), nil)
+	wantStatus(t, err, http.StatusNotFound, "replace expired")
+	_, err = c.ReplaceItem(e.ctx, pk, "x", []byte(`{"id":"x","pk":"p"}`), &azcosmos.ItemOptions{IfMatchEtag: &oldEtag})
+	wantStatus(t, err, http.StatusNotFound, "replace expired with its old etag (404 wins over 412)")
+	ops := azcosmos.PatchOperations{}
+	ops.AppendSet("/a", 1)
+	_, err = c.PatchItem(e.ctx, pk, "x", ops, nil)
+	wantStatus(t, err, http.StatusNotFound, "patch expired")
+	_, err = c.DeleteItem(e.ctx, pk, "x", nil)
+	wantStatus(t, err, http.StatusNotFound, "delete expired")
+
+	// Create over the expired id is a fresh item.
+	again, err := c.CreateItem(e.ctx, pk, []byte(`{"id":"x","pk":"p"}`), &azcosmos.ItemOptions{EnableContentResponseOnWrite: true})
+	if err != nil {
+		t.Fatalf("create over expired id: %v", err)
+	}
+	if ts := int64(decode(t, again.Value)["_ts"].(float64)); ts != epoch.Unix()+5 {
+		t.Fatalf("fresh _ts = %d, want %d", ts, epoch.Unix()+5)
+	}
+	// Upsert over an expired id creates (201).
+	if _, err := c.CreateItem(e.ctx, pk, []byte(`{"id":"u","pk":"p"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(5 * time.Second)
+	up, err := c.UpsertItem(e.ctx, pk, []byte(`{"id":"u","pk":"p"}`), nil)
+	if err != nil || up.RawResponse.StatusCode != http.StatusCreated {
+		t.Fatalf("upsert over expired id: %v, status %d; want 201", err, up.RawResponse.StatusCode)
+	}
+}
+
+func TestTTLContainerChanges(t *testing.T) {
+	e := startWith(t, server.Config{Memory: true, DisablePurger: true})
+	c := ttlContainer(t, e, "changes", int32p(10))
+	for _, body := range []string{
+		`{"id":"default","pk":"p"}`,
+		`{"id":"pinned","pk":"p","ttl":-1}`,
+		`{"id":"short","pk":"p","ttl":3}`,
+	} {
+		if _, err := c.CreateItem(e.ctx, pk, []byte(body), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setDefault := func(def *int32) {
+		t.Helper()
+		r, err := c.Read(e.ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := *r.ContainerProperties
+		p.DefaultTimeToLive = def
+		if _, err := c.Replace(e.ctx, p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(12 * time.Second)
+	if visibleEverywhere(t, e, c, "default") || visibleEverywhere(t, e, c, "short") || !visibleEverywhere(t, e, c, "pinned") {
+		t.Fatal("wrong visibility at t+12 under defaultTtl 10")
+	}
+	// A longer default applies at once, to items already written.
+	setDefault(int32p(60))
+	if !visibleEverywhere(t, e, c, "default") || visibleEverywhere(t, e, c, "short") {
+		t.Fatal("defaultTtl 60 did not apply at once")
+	}
+	// Turning TTL off makes expired, unpurged items visible again.
+	setDefault(nil)
+	for _, id := range []string{"default", "pinned", "short"} {
+		if !visibleEverywhere(t, e, c, id) {
+			t.Fatalf("%s not resurrected with TTL off", id)
+		}
+	}
+	// Removing an item's ttl falls back to the container default.
+	setDefault(int32p(20))
+	if _, err := c.ReplaceItem(e.ctx, pk, "pinned", []byte(`{"id":"pinned","pk":"p"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	// (short has expired again under TTL on: writing it creates it anew.)
+	if _, err := c.UpsertItem(e.ctx, pk, []byte(`{"id":"short","pk":"p"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(19 * time.Second)
+	if !visibleEverywhere(t, e, c, "short") || !visibleEverywhere(t, e, c, "pinned") {
+		t.Fatal("item without ttl gone before the default")
+	}
+	e.clock.Advance(time.Second)
+	if visibleEverywhere(t, e, c, "short") || visibleEverywhere(t, e, c, "pinned") {
+		t.Fatal("item without ttl visible past the default")
+	}
+}
+
+// TestPurgeIsPhysical shows the purger really deletes: once an item is
+// purged, turning TTL off cannot bring it back.
+func TestPurgeIsPhysical(t *testing.T) {
+	e := start(t)
+	c := ttlContainer(t, e, "purge", int32p(5))
+	for i := 0; i < 50; i++ {
+		id := strconv.Itoa(i)
+		if _, err := c.CreateItem(e.ctx, pk, []byte(`{"id":"`+id+`","pk":"p"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(5 * time.Second)
+	waitFor(t, "purge of 50 expired items", func() bool { return e.srv.Engine.StoredItems() == 0 })
+	r, err := c.Read(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := *r.ContainerProperties
+	p.DefaultTimeToLive = nil
+	if _, err := c.Replace(e.ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(queryAll(t, e, c, "SELECT * FROM c", azcosmos.NewPartitionKey(), nil)); n != 0 {
+		t.Fatalf("%d purged items came back", n)
+	}
+}
+
+// waitFor polls cond until it holds or a generous deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
