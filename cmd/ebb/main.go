@@ -33,6 +33,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "bench" {
+		return runBench(args[1:])
+	}
 	fs := flag.NewFlagSet("ebb", flag.ContinueOnError)
 	var cfg server.Config
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8081", "address to listen on")
@@ -45,6 +48,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.Advertise, "advertise", "", "endpoint URL that GET / advertises (default: the scheme and Host of each request)")
 	fs.BoolVar(&cfg.ClockControl, "clock-control", false, "run on a manual clock that POST /_ebb/clock moves (for tests)")
 	fs.BoolVar(&cfg.AcceptAAD, "accept-aad", false, "accept AAD bearer tokens without verifying them, as the emulator does")
+	fs.BoolVar(&cfg.DisablePurger, "disable-purger", false, "never purge expired items (they stay invisible); for tests of unpurged state")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "EBB_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))

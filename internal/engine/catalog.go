@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -422,11 +423,17 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 	return Resource{Charge: chargeCatalogWrite}, nil
 }
 
-// objectBody validates that body is one JSON object and returns its
-// members.
+// objectBody validates that body is one JSON object that every later
+// stage can handle and returns its members.
 func objectBody(body []byte) ([]member, error) {
 	if !json.Valid(body) {
 		return nil, badRequest("The request body is not valid JSON. %s", jsonErrorDetail(body))
+	}
+	if !utf8.Valid(body) {
+		return nil, badRequest("The request body is not valid UTF-8.")
+	}
+	if err := checkShape(body); err != nil {
+		return nil, err
 	}
 	ms, ok := objectMembers(body)
 	if !ok {

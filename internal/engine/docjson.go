@@ -206,3 +206,39 @@ func isLinkProperty(key string, extra [][2]string) bool {
 	}
 	return false
 }
+
+// maxDepth is how deeply a document may nest objects and arrays. The
+// query engine parses documents recursively and shares this limit.
+const maxDepth = 128
+
+// checkShape rejects what json.Valid lets through but a document cannot
+// be: nesting beyond maxDepth and numbers beyond float64's range (Cosmos
+// numbers are IEEE doubles).
+// REQUIRES: json.Valid(doc).
+func checkShape(doc []byte) error {
+	depth := 0
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; {
+		case c == '"':
+			i = skipString(doc, i) - 1
+		case c == '{' || c == '[':
+			if depth++; depth > maxDepth {
+				return badRequest("The document nests objects and arrays more than %d levels deep.", maxDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		case c == '-' || c >= '0' && c <= '9':
+			end := skipValue(doc, i)
+			num := doc[i:end]
+			// Only an exponent or a very long literal can leave float64's
+			// range; parse just those.
+			if len(num) > 300 || bytes.ContainsAny(num, "eE") {
+				if _, err := strconv.ParseFloat(string(num), 64); err != nil {
+					return badRequest("The number %s is outside the range of a double.", truncate(num, 40))
+				}
+			}
+			i = end - 1
+		}
+	}
+	return nil
+}
