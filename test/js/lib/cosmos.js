@@ -1,0 +1,177 @@
+// Helpers shared by the test files: the SDK client, raw signed REST
+// requests, the server clock, unique names and assertions.
+
+import assert from "node:assert/strict";
+import { createHmac, randomBytes } from "node:crypto";
+import { CosmosClient } from "@azure/cosmos";
+
+import { EMULATOR_KEY } from "./server.js";
+
+export { EMULATOR_KEY };
+
+/**
+ * A CosmosClient for the server, configured as a user would configure it
+ * for the emulator over plain HTTP. Endpoint discovery stays on (the
+ * default), so every request follows the endpoint GET / advertises.
+ */
+export function newClient(endpoint, key = EMULATOR_KEY, extra = {}) {
+  return new CosmosClient({
+    endpoint,
+    key,
+    connectionPolicy: { requestTimeout: 15_000 },
+    ...extra,
+  });
+}
+
+let counter = 0;
+/** A name no other test uses: prefix, a counter and a random suffix. */
+export function uniqueId(prefix) {
+  counter += 1;
+  return `${prefix}-${counter}-${randomBytes(3).toString("hex")}`;
+}
+
+// ---------------------------------------------------------------------------
+// Master-key signing and raw requests
+
+/**
+ * The resource type and link a Cosmos client signs for an escaped URL
+ * path: segments are split, then percent-decoded; an even number of
+ * segments names a resource (type = second-to-last segment, link = the
+ * whole path), an odd number names a feed (type = last segment, link = its
+ * parent).
+ */
+export function resourceOf(escapedPath) {
+  const trimmed = escapedPath.replace(/^\/+|\/+$/g, "");
+  if (trimmed === "") return { resourceType: "", link: "" };
+  const segs = trimmed.split("/").map(decodeURIComponent);
+  if (segs.length % 2 === 0) {
+    return { resourceType: segs[segs.length - 2], link: segs.join("/") };
+  }
+  return { resourceType: segs[segs.length - 1], link: segs.slice(0, -1).join("/") };
+}
+
+/** The Authorization header value for a master-key signed request. */
+export function masterKeyAuthorization({ verb, resourceType, link, date, key = EMULATOR_KEY }) {
+  const payload = `${verb.toLowerCase()}\n${resourceType.toLowerCase()}\n${link}\n${date.toLowerCase()}\n\n`;
+  const sig = createHmac("sha256", Buffer.from(key, "base64")).update(payload, "utf8").digest("base64");
+  return encodeURIComponent(`type=master&ver=1.0&sig=${sig}`);
+}
+
+/**
+ * Sends one signed REST request, bypassing the SDK, and returns the status,
+ * the headers and the body (parsed when it is JSON).
+ *
+ * path is the escaped URL path, e.g. `/dbs/${encodeURIComponent(db)}/colls`.
+ * body is JSON-encoded unless rawBody is given. resourceType and link
+ * default to what the path implies.
+ */
+export async function restRequest(endpoint, { method, path, body, rawBody, headers = {}, key = EMULATOR_KEY, resourceType, link }) {
+  const derived = resourceOf(path);
+  const date = new Date().toUTCString();
+  const authorization = masterKeyAuthorization({
+    verb: method,
+    resourceType: resourceType ?? derived.resourceType,
+    link: link ?? derived.link,
+    date,
+    key,
+  });
+  const res = await fetch(new URL(path.replace(/^\//, ""), endpoint), {
+    method,
+    headers: {
+      "x-ms-date": date,
+      "x-ms-version": "2020-07-15",
+      authorization,
+      accept: "application/json",
+      ...(body !== undefined || rawBody !== undefined ? { "content-type": "application/json" } : {}),
+      ...headers,
+    },
+    body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+// ---------------------------------------------------------------------------
+// The server clock (--clock-control)
+
+/**
+ * POST /_ebb/clock is signed like any two-segment Cosmos path: resource
+ * type "_ebb", resource link "_ebb/clock".
+ */
+async function postClock(endpoint, body, key) {
+  const res = await restRequest(endpoint, { method: "POST", path: "/_ebb/clock", body, key, ...resourceOf("/_ebb/clock") });
+  if (res.status !== 200 || typeof res.json?.epochSeconds !== "number") {
+    throw new Error(`POST /_ebb/clock ${JSON.stringify(body)} answered ${res.status}: ${res.text}`);
+  }
+  return res.json;
+}
+
+/**
+ * Moves the server's manual clock forward by `seconds` and returns the new
+ * time as `{ now, epochSeconds }`.
+ */
+export async function advanceClock(endpoint, seconds, key = EMULATOR_KEY) {
+  return postClock(endpoint, { advanceSeconds: seconds }, key);
+}
+
+/** The server's current time, `{ now, epochSeconds }`. */
+export async function serverTime(endpoint) {
+  return advanceClock(endpoint, 0);
+}
+
+/**
+ * Advances the server clock until its whole-second reading is exactly
+ * `epochSeconds` (the clock keeps its sub-second part). Item `_ts` values
+ * are whole seconds of the same clock, so advanceTo(_ts + ttl - 1) is the
+ * last second an item is visible and advanceTo(_ts + ttl) its first second
+ * gone.
+ */
+export async function advanceTo(endpoint, epochSeconds) {
+  const { epochSeconds: nowSec } = await serverTime(endpoint);
+  assert.ok(
+    epochSeconds >= nowSec,
+    `advanceTo(${epochSeconds}): the server clock already reads ${nowSec}; tests only move it forward`,
+  );
+  const after = await advanceClock(endpoint, epochSeconds - nowSec);
+  assert.equal(after.epochSeconds, epochSeconds, "server clock after advancing");
+  return after;
+}
+
+// ---------------------------------------------------------------------------
+// Assertions
+
+/**
+ * Awaits a promise that must reject with a Cosmos error of the given HTTP
+ * status and returns the error. messageIncludes, when given, must appear in
+ * the error message (the `message` of the JSON error body).
+ */
+export async function expectCosmosError(promise, status, { messageIncludes } = {}) {
+  let err;
+  try {
+    const res = await promise;
+    assert.fail(`expected a ${status} error, got success: status ${res?.statusCode} ${JSON.stringify(res?.resource)}`);
+  } catch (e) {
+    if (e instanceof assert.AssertionError) throw e;
+    err = e;
+  }
+  assert.equal(err.code, status, `expected status ${status}, got ${err.code}: ${err.message}`);
+  if (messageIncludes !== undefined) {
+    assert.ok(
+      String(err.message).includes(messageIncludes),
+      `error message should include ${JSON.stringify(messageIncludes)}\n     got: ${JSON.stringify(err.message)}`,
+    );
+  }
+  return err;
+}
+
+/** Sorted ids of a list of documents. */
+export function idsOf(docs) {
+  return docs.map((d) => d.id).sort();
+}

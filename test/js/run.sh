@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the JavaScript SDK end-to-end tests against a freshly built Ebb.
+#
+#   test/js/run.sh                 # all test files
+#   test/js/run.sh tests/ttl.test.js   # some of them (paths relative to test/js)
+#
+# Builds ./cmd/ebb into a temporary directory, installs the locked npm
+# dependencies if node_modules is missing, and runs `node --test`. Each
+# test file starts its own server (in memory, plain HTTP, manual clock) on
+# a free loopback port and stops it when done. Needs Go and Node.js >= 20.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+bindir="$(mktemp -d "${TMPDIR:-/tmp}/ebb-js-e2e.XXXXXX")"
+trap 'rm -rf "$bindir"' EXIT
+
+echo "building ebb..." >&2
+(cd "$root" && go build -o "$bindir/ebb" ./cmd/ebb)
+export EBB_BIN="$bindir/ebb"
+
+cd "$here"
+if [ ! -d node_modules ]; then
+  npm ci --no-audit --no-fund
+fi
+
+if [ "$#" -eq 0 ]; then
+  set -- tests/*.test.js
+fi
+node --test --test-timeout=60000 "$@"
