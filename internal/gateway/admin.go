@@ -40,7 +40,19 @@ func (g *Gateway) setClock(w http.ResponseWriter, r *http.Request) error {
 		}
 		m.Set(t)
 	}
-	now := m.Now()
+	return writeClock(w, m.Now())
+}
+
+// readClock serves GET /_ebb/clock: the manual clock's reading, 404 when
+// clock control is off (so clients can tell whether it is on).
+func (g *Gateway) readClock(w http.ResponseWriter, r *http.Request) error {
+	if g.opts.ManualClock == nil {
+		return &engine.Error{Kind: engine.KindNotFound, Message: "Clock control is off; start the server with --clock-control to use /_ebb/clock."}
+	}
+	return writeClock(w, g.opts.ManualClock.Now())
+}
+
+func writeClock(w http.ResponseWriter, now time.Time) error {
 	out, _ := json.Marshal(map[string]any{"now": now.UTC().Format(time.RFC3339Nano), "epochSeconds": now.Unix()})
 	return writeResource(w, http.StatusOK, engine.Resource{Body: out, Charge: 1})
 }

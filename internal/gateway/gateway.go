@@ -111,6 +111,7 @@ func (g *Gateway) Handler() http.Handler {
 	api("/dbs/{db}/users/", g.notImplemented)
 	api("/dbs/{db}/users", g.notImplemented)
 
+	api("GET /_ebb/clock", g.readClock)
 	api("POST /_ebb/clock", g.setClock)
 	open("GET /_ebb/health", g.health)
 	open("GET /_explorer/emulator.pem", g.certificate)
