@@ -30,7 +30,8 @@ type Store interface {
 	// outside the Writer; if fn returns an error nothing is written and
 	// Update returns that error.
 	Update(ctx context.Context, fn func(Writer) error) error
-	// Close releases the store. It does not wait for callers in flight.
+	// Close waits for calls in flight and releases the store; later calls
+	// fail with ErrClosed.
 	Close() error
 }
 

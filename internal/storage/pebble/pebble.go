@@ -14,6 +14,14 @@
 // A mutation is visible to readers once applied, a moment before its fsync
 // finishes (Pebble behaves the same way with Apply); Update returns only
 // after the fsync, so nothing is acknowledged before it is durable.
+//
+// # Closing
+//
+// Pebble panics when used after Close and refuses to close while
+// iterators are open. So every View and Update registers itself, Close
+// waits for the ones in flight and makes later calls fail with
+// storage.ErrClosed, and iterators that fn leaves open are closed when it
+// returns.
 package pebble
 
 import (

@@ -1,0 +1,75 @@
+// Package postgres is Ebb's shared store: a storage.Store on a database
+// that speaks the PostgreSQL wire protocol, so that several ebb nodes can
+// serve one data set. It owns the table layout, the schema migrations, the
+// mapping of View and Update onto SQL transactions, and the translation of
+// connection failures into storage.ErrUnavailable.
+//
+// # Layout
+//
+// Everything lives in one table, ebb_kv (key bytea primary key, value bytea
+// not null), next to ebb_schema_version, which holds the schema version in
+// a single row. bytea compares bytewise, which is exactly the order the
+// storage contract promises, so a Scan is an index range scan. The schema
+// is the first one on the search_path; to keep several deployments (or
+// test runs) in one database, put search_path=<schema> in the URL.
+//
+// # Transactions
+//
+// View is a REPEATABLE READ READ ONLY transaction: one snapshot for all of
+// fn's reads, and it never conflicts with writers in PostgreSQL.
+//
+// Update is a SERIALIZABLE transaction. When the database reports a
+// serialization failure (SQLSTATE 40001) or a deadlock (40P01), the
+// transaction is rolled back and fn runs again on a fresh one, after a
+// jittered exponential backoff, up to maxAttempts times. Only Update
+// retries: the contract lets Update's fn run more than once, not View's.
+//
+// Backoff alone is unfair on a hot key: the transaction that lost sleeps
+// while the winners go straight on to their next transaction, so the loser
+// tends to lose again and can run out of attempts. So, as in lock elision,
+// every attempt holds a process-wide gate shared, and an attempt after
+// sharedAttempts conflicts holds it exclusively: it waits for this
+// process's Updates in flight and keeps new ones out until it is done,
+// which leaves it only other processes to conflict with. On one node an
+// Update therefore needs at most sharedAttempts+1 attempts.
+//
+// Round trips are kept low by sending statements lazily and pipelined
+// (pgx.Batch): BEGIN goes out with the transaction's first statement,
+// Set/Delete/DeleteRange are buffered in memory, and the buffer is sent in
+// the same round trip as the next read or as COMMIT. A write-only Update is
+// therefore one round trip (BEGIN, writes, COMMIT); a read-modify-write is
+// two. Reads see the transaction's own writes because the buffer is always
+// flushed ahead of them, so SQL does the overlay: this is simpler than
+// merging the buffer into every Get and Scan, and costs no extra round
+// trip. A Scan reads in keyset-paged batches (first 16 rows, doubling up to
+// 256), resuming just after the last key, so a large range is never loaded
+// at once and an iterator abandoned after one key fetched only a few rows.
+// Every page is a separate statement on the same transaction, so an
+// iterator never holds the connection between calls to Next, and Gets and
+// other Scans can be interleaved freely.
+//
+// # SQL subset
+//
+// The SQL sticks to what PostgreSQL, CockroachDB and YugabyteDB all accept:
+// CREATE TABLE IF NOT EXISTS, INSERT ... ON CONFLICT, unnest and ANY over
+// bytea arrays, SELECT ... FOR UPDATE, BEGIN with an isolation level. There
+// are no advisory locks, functions or PL/pgSQL. Schema migrations are
+// numbered; each runs in a transaction that locks the version row, and each
+// is idempotent on its own (IF NOT EXISTS), because YugabyteDB may commit
+// DDL outside the surrounding transaction. Processes that start at the
+// same moment may race to create the same table; PostgreSQL then reports a
+// unique violation (23505) or a duplicate table (42P07), and Open simply
+// tries again.
+//
+// # Failures
+//
+// A database that cannot be reached makes calls fail, within
+// Options.ConnectTimeout, with an error that wraps storage.ErrUnavailable;
+// the pool dials again on later calls, so the store recovers on its own
+// when the database returns. Pooled connections that died meanwhile fail
+// at most one call each. A commit whose connection breaks before the reply
+// arrives is ambiguous: it may have committed. It is reported as
+// unavailable and not retried, since fn is not idempotent in general. A
+// query on a connection that hangs without failing is bounded only by the
+// caller's context; give long-lived callers a deadline.
+package postgres

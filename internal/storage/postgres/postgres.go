@@ -1,0 +1,234 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// Options tunes the connection pool. The zero value is usable.
+type Options struct {
+	// MaxConns caps the connections the pool opens; 0 keeps pgx's default
+	// (the greater of 4 and the number of CPUs) or pool_max_conns from
+	// the URL.
+	MaxConns int32
+	// StatementTimeout, when positive, makes the server cancel any single
+	// statement that runs longer (statement_timeout).
+	StatementTimeout time.Duration
+	// ConnectTimeout bounds dialing and authenticating one connection,
+	// and the liveness ping of a connection taken from the pool after it
+	// sat idle; it is how long a call waits before reporting an
+	// unreachable database. 0 means connect_timeout from the URL, or 5s.
+	ConnectTimeout time.Duration
+}
+
+const defaultConnectTimeout = 5 * time.Second
+
+// Retry policy for Update; see the package doc.
+const (
+	maxAttempts    = 30
+	sharedAttempts = 3
+	minBackoff     = time.Millisecond
+	maxBackoff     = 100 * time.Millisecond
+)
+
+// Store is a storage.Store on a PostgreSQL-wire database.
+type Store struct {
+	pool   *pgxpool.Pool
+	closed atomic.Bool
+	// gate is held shared by every Update attempt, and exclusively by an
+	// attempt after sharedAttempts conflicts. See the package doc.
+	gate sync.RWMutex
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open connects to the database at url (a postgres:// URL or a key=value
+// connection string), creates or migrates the schema, and returns the
+// store. Several processes may Open the same database at once.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.ConnectTimeout > 0 {
+		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+	}
+	if cfg.ConnConfig.ConnectTimeout <= 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	// A pooled connection whose server went away could otherwise hang
+	// the ping that checks it.
+	cfg.PingTimeout = cfg.ConnConfig.ConnectTimeout
+	if opts.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, s.wrap(ctx, "open", err)
+	}
+	return s, nil
+}
+
+// View implements storage.Store.
+func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	t := s.newTxn(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	defer t.finish()
+	err := fn(t)
+	if err == nil {
+		err = t.commit()
+	}
+	return t.result(err)
+}
+
+// Update implements storage.Store.
+func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.updateOnce(ctx, fn, attempt > sharedAttempts)
+		if err == nil || !retryable(err) {
+			return err
+		}
+		if attempt == maxAttempts {
+			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// updateOnce makes one attempt at an Update. An exclusive attempt waits for
+// the other Updates of this process to finish and keeps new ones out
+// until it is done, so it can only conflict with other processes.
+func (s *Store) updateOnce(ctx context.Context, fn func(storage.Writer) error, exclusive bool) error {
+	if exclusive {
+		s.gate.Lock()
+		defer s.gate.Unlock()
+	} else {
+		s.gate.RLock()
+		defer s.gate.RUnlock()
+	}
+	t := s.newTxn(ctx, "BEGIN ISOLATION LEVEL SERIALIZABLE")
+	defer t.finish()
+	err := fn(t)
+	if err == nil {
+		err = t.commit()
+	}
+	return t.result(err)
+}
+
+// Close implements storage.Store. The pool waits for connections in use
+// to be released.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return storage.ErrClosed
+	}
+	s.pool.Close()
+	return nil
+}
+
+// check fails calls that cannot start: a closed store or a finished context.
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// wrap adds context to an error from the driver, once, and marks it as
+// storage.ErrUnavailable or storage.ErrClosed when that is what it means.
+func (s *Store) wrap(ctx context.Context, op string, err error) error {
+	switch {
+	case s.closed.Load():
+		return fmt.Errorf("postgres: %s: %w", op, storage.ErrClosed)
+	case unavailable(ctx, err):
+		return fmt.Errorf("postgres: %s: %w: %w", op, storage.ErrUnavailable, err)
+	default:
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+}
+
+// unavailable reports whether err means the database could not be reached
+// or went away, as opposed to rejecting what was asked of it, or the
+// caller giving up.
+func unavailable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57P01", // admin_shutdown
+			"57P02", // crash_shutdown
+			"57P03", // cannot_connect_now (starting up, in recovery)
+			"53300": // too_many_connections
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) ||
+		errors.As(err, &netErr) ||
+		pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
+}
+
+// retryable reports whether err is a conflict that running the
+// transaction again can resolve.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) &&
+		(pgErr.Code == "40001" || // serialization_failure
+			pgErr.Code == "40P01") // deadlock_detected
+}
+
+// backoff waits before attempt+1: exponential from minBackoff, capped at
+// maxBackoff, with full jitter so that the transactions that just
+// collided do not collide again.
+func backoff(ctx context.Context, attempt int) error {
+	d := maxBackoff
+	if attempt < 20 {
+		d = min(maxBackoff, minBackoff<<attempt)
+	}
+	timer := time.NewTimer(rand.N(d) + 1)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,422 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// Statements. Keys and values are never NULL: nil slices are sent as
+// empty ones, because pgx encodes a nil []byte as NULL.
+const (
+	sqlGet         = `SELECT value FROM ebb_kv WHERE key = $1`
+	sqlScanAsc     = `SELECT key, value FROM ebb_kv WHERE key >= $1 AND key < $2 ORDER BY key LIMIT $3`
+	sqlScanAscAll  = `SELECT key, value FROM ebb_kv WHERE key >= $1 ORDER BY key LIMIT $2`
+	sqlScanDesc    = `SELECT key, value FROM ebb_kv WHERE key >= $1 AND key < $2 ORDER BY key DESC LIMIT $3`
+	sqlScanDescAll = `SELECT key, value FROM ebb_kv WHERE key >= $1 ORDER BY key DESC LIMIT $2`
+	sqlUpsertOne   = `INSERT INTO ebb_kv (key, value) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+	sqlUpsertMany = `INSERT INTO ebb_kv (key, value) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+	sqlDeleteMany     = `DELETE FROM ebb_kv WHERE key = ANY($1::bytea[])`
+	sqlDeleteRange    = `DELETE FROM ebb_kv WHERE key >= $1 AND key < $2`
+	sqlDeleteRangeAll = `DELETE FROM ebb_kv WHERE key >= $1`
+	sqlCommit         = `COMMIT`
+)
+
+// Scan page sizes: small first, so that a scan read for its first key
+// fetches little, then larger for throughput on long ranges.
+const (
+	firstPage = 16
+	maxPage   = 256
+)
+
+// txn is one attempt at a View or an Update: the storage.Reader or
+// storage.Writer handed to fn. It is used by one goroutine.
+type txn struct {
+	s     *Store
+	ctx   context.Context
+	begin string // sent ahead of the first statement
+
+	conn  *pgxpool.Conn // acquired for the first round trip
+	begun bool          // BEGIN has been sent
+	done  bool          // fn has returned; the txn may not be used again
+	// err is the first error of a round trip. It is sticky: after it the
+	// database has aborted the transaction, so every later call fails
+	// with it and commit sends nothing.
+	err error
+
+	// The writes not yet sent, replayed in this order: range deletes,
+	// then point deletes and sets.
+	// INVARIANT: a key is in at most one of sets and dels, and no key in
+	// sets or dels lies in a range of ranges that was added after it.
+	sets   map[string][]byte
+	dels   map[string]struct{}
+	ranges []span
+}
+
+// span is [start, end); a nil end is unbounded.
+type span struct{ start, end []byte }
+
+func (s *Store) newTxn(ctx context.Context, begin string) *txn {
+	return &txn{s: s, ctx: ctx, begin: begin}
+}
+
+// Get implements storage.Reader.
+func (t *txn) Get(key []byte) ([]byte, error) {
+	var value []byte
+	found := false
+	err := t.roundTrip(sqlGet, []any{nonNil(key)}, func(rows pgx.Rows) error {
+		for rows.Next() {
+			found = true
+			if err := rows.Scan(&value); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, storage.ErrNotFound
+	}
+	return nonNil(value), nil
+}
+
+// Scan implements storage.Reader.
+func (t *txn) Scan(start, end []byte, reverse bool) storage.Iterator {
+	it := &iterator{t: t, start: nonNil(start), end: end, reverse: reverse, limit: firstPage, pos: -1}
+	if end != nil && bytes.Compare(start, end) >= 0 {
+		it.last = true
+	}
+	return it
+}
+
+// Set implements storage.Writer.
+func (t *txn) Set(key, value []byte) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if t.sets == nil {
+		t.sets = make(map[string][]byte)
+	}
+	k := string(key)
+	delete(t.dels, k)
+	t.sets[k] = append([]byte{}, value...)
+	return nil
+}
+
+// Delete implements storage.Writer.
+func (t *txn) Delete(key []byte) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if t.dels == nil {
+		t.dels = make(map[string]struct{})
+	}
+	k := string(key)
+	delete(t.sets, k)
+	t.dels[k] = struct{}{}
+	return nil
+}
+
+// DeleteRange implements storage.Writer.
+func (t *txn) DeleteRange(start, end []byte) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if end != nil && bytes.Compare(start, end) >= 0 {
+		return nil
+	}
+	in := func(k string) bool {
+		return k >= string(start) && (end == nil || k < string(end))
+	}
+	// Pending point writes inside the range are superseded by it.
+	for k := range t.sets {
+		if in(k) {
+			delete(t.sets, k)
+		}
+	}
+	for k := range t.dels {
+		if in(k) {
+			delete(t.dels, k)
+		}
+	}
+	t.ranges = append(t.ranges, span{bytes.Clone(nonNil(start)), bytes.Clone(end)})
+	return nil
+}
+
+func (t *txn) pending() bool {
+	return len(t.sets) > 0 || len(t.dels) > 0 || len(t.ranges) > 0
+}
+
+// usable fails calls on a transaction that is over or already failed.
+func (t *txn) usable() error {
+	if t.done {
+		return errors.New("postgres: transaction used after its function returned")
+	}
+	return t.err
+}
+
+// roundTrip sends, in one pipelined batch, BEGIN if the transaction has not
+// begun, the buffered writes, and query; read consumes query's rows.
+func (t *txn) roundTrip(query string, args []any, read func(pgx.Rows) error) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if err := t.send(query, args, read); err != nil {
+		t.err = t.s.wrap(t.ctx, opName(query), err)
+		return t.err
+	}
+	return nil
+}
+
+func (t *txn) send(query string, args []any, read func(pgx.Rows) error) (err error) {
+	if t.conn == nil {
+		if t.conn, err = t.s.pool.Acquire(t.ctx); err != nil {
+			return err
+		}
+	}
+	var b pgx.Batch
+	if !t.begun {
+		b.Queue(t.begin)
+		// From here on the server may hold a transaction open for this
+		// connection, whatever the outcome of the batch.
+		t.begun = true
+	}
+	t.queueWrites(&b)
+	b.Queue(query, args...)
+
+	br := t.conn.SendBatch(t.ctx, &b)
+	defer func() {
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for range b.Len() - 1 {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if err := read(rows); err != nil {
+		return err
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if query == sqlCommit && rows.CommandTag().String() != "COMMIT" {
+		// The server rolled back instead (the transaction had failed).
+		return errors.New("commit was rolled back")
+	}
+	return nil
+}
+
+// queueWrites moves the buffered writes into b. Keys are sent sorted, so
+// concurrent transactions lock rows in the same order and deadlock less.
+func (t *txn) queueWrites(b *pgx.Batch) {
+	for _, r := range t.ranges {
+		if r.end == nil {
+			b.Queue(sqlDeleteRangeAll, r.start)
+		} else {
+			b.Queue(sqlDeleteRange, r.start, r.end)
+		}
+	}
+	if len(t.dels) > 0 {
+		keys := make([][]byte, 0, len(t.dels))
+		for k := range t.dels {
+			keys = append(keys, []byte(k))
+		}
+		slices.SortFunc(keys, bytes.Compare)
+		b.Queue(sqlDeleteMany, keys)
+	}
+	switch len(t.sets) {
+	case 0:
+	case 1:
+		for k, v := range t.sets {
+			b.Queue(sqlUpsertOne, []byte(k), v)
+		}
+	default:
+		keys := make([][]byte, 0, len(t.sets))
+		for k := range t.sets {
+			keys = append(keys, []byte(k))
+		}
+		slices.SortFunc(keys, bytes.Compare)
+		values := make([][]byte, len(keys))
+		for i, k := range keys {
+			values[i] = t.sets[string(k)]
+		}
+		b.Queue(sqlUpsertMany, keys, values)
+	}
+	t.sets, t.dels, t.ranges = nil, nil, nil
+}
+
+// commit ends a transaction whose fn succeeded: nothing at all if nothing
+// was read or written, otherwise COMMIT behind any buffered writes.
+func (t *txn) commit() error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if !t.begun && !t.pending() {
+		return nil
+	}
+	return t.roundTrip(sqlCommit, nil, func(rows pgx.Rows) error { return nil })
+}
+
+// result is what View or Update returns once fn (and commit) are done:
+// the round-trip error if there was one and fn did not report an error of
+// its own, or if it is a conflict worth retrying; otherwise fn's error.
+func (t *txn) result(err error) error {
+	if t.err != nil && (err == nil || retryable(t.err)) {
+		return t.err
+	}
+	return err
+}
+
+// finish releases the connection, rolling back whatever is still open.
+func (t *txn) finish() {
+	t.done = true
+	if t.conn == nil {
+		return
+	}
+	if t.conn.Conn().PgConn().TxStatus() != 'I' {
+		// On failure pgx closes the connection, and the pool drops it.
+		_, _ = t.conn.Exec(t.ctx, "ROLLBACK")
+	}
+	t.conn.Release()
+	t.conn = nil
+}
+
+func opName(query string) string {
+	switch query {
+	case sqlGet:
+		return "get"
+	case sqlCommit:
+		return "commit"
+	default:
+		return "scan"
+	}
+}
+
+// nonNil turns nil into an empty slice, which pgx sends as an empty bytea
+// rather than NULL.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// iterator is a keyset-paged Scan.
+type iterator struct {
+	t       *txn
+	reverse bool
+	// start and end bound what is left to fetch: after a page, an
+	// ascending scan moves start past the last key, a descending one
+	// moves end down to it.
+	start, end []byte
+	limit      int   // size of the next page
+	page       []row // the current page
+	pos        int   // index in page; -1 before the first Next
+	last       bool  // the current page is the last one
+	err        error
+}
+
+type row struct{ key, value []byte }
+
+// Next implements storage.Iterator.
+func (it *iterator) Next() bool {
+	if it.err != nil {
+		return false
+	}
+	if it.pos+1 < len(it.page) {
+		it.pos++
+		return true
+	}
+	if it.last {
+		it.page, it.pos = nil, 0
+		return false
+	}
+	if err := it.fetch(); err != nil {
+		it.err = err
+		it.page = nil
+		return false
+	}
+	it.pos = 0
+	return len(it.page) > 0
+}
+
+func (it *iterator) fetch() error {
+	var query string
+	var args []any
+	switch {
+	case it.end == nil && !it.reverse:
+		query, args = sqlScanAscAll, []any{it.start, it.limit}
+	case it.end == nil:
+		query, args = sqlScanDescAll, []any{it.start, it.limit}
+	case !it.reverse:
+		query, args = sqlScanAsc, []any{it.start, it.end, it.limit}
+	default:
+		query, args = sqlScanDesc, []any{it.start, it.end, it.limit}
+	}
+	// Rows of the previous page are not reused: the contract lets callers
+	// keep Key and Value only until Next, but nothing is gained by
+	// recycling them.
+	page := make([]row, 0, it.limit)
+	err := it.t.roundTrip(query, args, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.key, &r.value); err != nil {
+				return err
+			}
+			r.value = nonNil(r.value)
+			page = append(page, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	it.page = page
+	if len(page) < it.limit {
+		it.last = true
+		return nil
+	}
+	lastKey := page[len(page)-1].key
+	if it.reverse {
+		it.end = lastKey
+	} else {
+		// The smallest key greater than lastKey.
+		it.start = append(bytes.Clone(lastKey), 0)
+	}
+	it.limit = min(2*it.limit, maxPage)
+	return nil
+}
+
+// Key implements storage.Iterator.
+func (it *iterator) Key() []byte { return it.page[it.pos].key }
+
+// Value implements storage.Iterator.
+func (it *iterator) Value() []byte { return it.page[it.pos].value }
+
+// Err implements storage.Iterator.
+func (it *iterator) Err() error { return it.err }
+
+// Close implements storage.Iterator. A scan holds no server resources
+// between pages, so there is nothing to release.
+func (it *iterator) Close() error {
+	it.page, it.last = nil, true
+	return it.err
+}
