@@ -86,9 +86,6 @@ func (c *checker) checkStmt(s *SelectStmt, base int, top bool) {
 		if i == 0 && top {
 			c.checkContainerSource(src)
 		} else {
-			if sub, ok := src.Expr.(*SubqueryExpr); ok && i == 0 && top {
-				c.error(sub.At, "a subquery in the FROM clause of the outermost query is not supported")
-			}
 			c.checkExpr(src.Expr, none)
 		}
 		if src.Alias == "" && !src.In {
@@ -134,7 +131,7 @@ func (c *checker) checkStmt(s *SelectStmt, base int, top bool) {
 		case len(s.GroupBy) > 0:
 			c.error(s.At, "'SELECT *' is not valid with GROUP BY")
 		}
-		if top && len(s.From) == 1 && !s.From[0].In {
+		if top && len(s.From) == 1 && !s.From[0].In && !s.Distinct {
 			if id, ok := s.From[0].Expr.(*IdentExpr); ok && id.slot == rootSlot {
 				s.rawStar = true
 			}
@@ -210,8 +207,6 @@ func (c *checker) checkContainerSource(src *FromSource) {
 		case *SubqueryExpr:
 			c.error(x.At, "a subquery in the FROM clause of the outermost query is not supported")
 			return
-		case *LiteralExpr:
-			return // a parse error was reported
 		default:
 			c.error(e.Pos(), "the FROM clause must name the container or a path in it")
 			return
@@ -336,8 +331,10 @@ func (c *checker) checkCall(x *CallExpr, m exprMode) {
 		return
 	}
 	x.fn = fn
+	arityOK := true
 	if n := len(x.Args); n < fn.minArgs || (fn.maxArgs >= 0 && n > fn.maxArgs) {
 		c.error(x.At, "the "+strings.ToUpper(x.Name)+" function requires "+fn.arity()+", found "+strconv.Itoa(n))
+		arityOK = false
 	}
 	if fn.agg != aggNone {
 		switch {
@@ -355,7 +352,9 @@ func (c *checker) checkCall(x *CallExpr, m exprMode) {
 		return
 	}
 	c.checkExprs(x.Args, m)
-	fn.prepare(x)
+	if arityOK {
+		fn.prepare(x)
+	}
 }
 
 // requireAggregated reports alias references in e that are outside every
@@ -372,12 +371,34 @@ func (c *checker) requireAggregated(e Expr) {
 				c.error(y.At, "a subquery in the SELECT list of an aggregate query must not refer to the input")
 			}
 			return false
+		case *PropertyExpr, *IndexExpr:
+			if isPath(x) {
+				c.error(x.Pos(), "property reference '"+formatExpr(x)+"' is invalid in the select list because it is not contained in an aggregate function or the GROUP BY clause")
+				return false
+			}
 		case *IdentExpr:
 			c.error(y.At, "reference to '"+y.Name+"' is invalid in the select list because it is not contained in an aggregate function or the GROUP BY clause")
 			return false
 		}
 		return true
 	})
+}
+
+// isPath reports whether e is a property path rooted at an alias (c.a.b,
+// c["x"][0]).
+func isPath(e Expr) bool {
+	for {
+		switch x := e.(type) {
+		case *IdentExpr:
+			return true
+		case *PropertyExpr:
+			e = x.X
+		case *IndexExpr:
+			e = x.X
+		default:
+			return false
+		}
+	}
 }
 
 // groupRewrite replaces the parts of a GROUP BY projection that equal a

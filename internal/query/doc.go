@@ -40,10 +40,13 @@
 // [NOT] LIKE with % _ [a-z] [^a] and ESCAPE, ?:, ?? (the left side if
 // defined), || (string concatenation), bitwise & | ^ ~ << >> >>> (on 32-bit
 // integers, as JavaScript), scalar, EXISTS and ARRAY subqueries correlated
-// to the aliases around them, and the system functions listed in
-// functions.go and datetime.go, including the aggregates COUNT, SUM, AVG,
-// MIN, MAX and COUNTIF. Comments are -- to end of line and /* ... */.
-// SELECT without FROM evaluates once (SELECT VALUE 1+1).
+// to the aliases around them, and the system functions registered in
+// functions.go, datetime.go and spatial.go (names case-insensitive),
+// including the aggregates COUNT, SUM, AVG, MIN, MAX and COUNTIF. Comments
+// are -- to end of line and /* ... */. SELECT without FROM evaluates once
+// (SELECT VALUE 1+1). Ebb is slightly more lenient than Cosmos DB in two
+// places: a keyword may follow '.' as a property name (c.value, where
+// Cosmos DB insists on c["value"]), and "==" is accepted for "=".
 //
 // Operator precedence, loosest first: ?:, ??, OR, AND, NOT, comparisons
 // and IN/LIKE/BETWEEN, ||, |, ^, &, shifts, + -, * / %, unary - + ~, then
@@ -101,8 +104,13 @@
 // # Executor and paging
 //
 // Plan.Page runs one page. Documents come from the Source in storage-key
-// order and each is parsed once per scan (SELECT * without WHERE does not
-// parse at all). Rows are appended to one buffer and sliced at the end, and
+// order and each is parsed once per scan, and only as far as needed: the
+// checker works out which top-level members the query reads (c.a, c["b"],
+// also inside subqueries); unless the query uses the whole document (SELECT
+// c, DocumentId(c), c[@p], a projected SELECT *) only those members are
+// decoded, the rest skipped unvalidated, and parsing stops when all were
+// found. SELECT * without WHERE does not parse at all. A Source's documents
+// are trusted to be valid JSON (they were validated when written). Rows are appended to one buffer and sliced at the end, and
 // for SELECT * over the document the row is the stored bytes, never
 // re-encoded. Four modes:
 //
@@ -152,9 +160,13 @@
 //     formatted as YYYY-MM-DDThh:mm:ss.fffffffZ; ticks are 100 ns since the
 //     Unix epoch; the current time is Env.Now, identical for every call in
 //     a query, so the *Static functions equal the plain ones. REPLICATE
-//     results are capped at 10,000 characters. Spatial (ST_*), vector and
-//     full-text scoring functions are not implemented and are rejected as
-//     unknown.
+//     results are capped at 10,000 characters. The spatial functions
+//     (ST_DISTANCE, ST_WITHIN, ST_INTERSECTS, ST_ISVALID, ST_ISVALIDDETAILED,
+//     ST_AREA) work on GeoJSON Point, LineString, Polygon and MultiPolygon
+//     over a spherical Earth (great-circle meters; edges straight in
+//     longitude/latitude), close to but not exactly Cosmos DB's ellipsoidal
+//     figures. VectorDistance, FullTextScore, RRF and ORDER BY RANK are not
+//     implemented and are rejected as unknown functions.
 //   - Parameters the query refers to but the request lacks are undefined.
 //     TOP, OFFSET and LIMIT given by a parameter must be non-negative
 //     integers (Bind fails otherwise). TOP and OFFSET/LIMIT may be combined:

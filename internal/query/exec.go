@@ -9,7 +9,7 @@ import (
 
 // offsetChunk bounds the heap used to skip OFFSET rows of an ORDER BY
 // query: larger offsets are skipped in several passes over the source.
-const offsetChunk = 1024
+var offsetChunk = 1024 // a variable so tests can shrink it
 
 // executor runs one page of a plan.
 type executor struct {

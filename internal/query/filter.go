@@ -24,10 +24,17 @@ func ParseFilter(text string) (*Filter, error) {
 // Match reports whether the document satisfies the condition: the WHERE
 // expression evaluates to true for at least one row (a condition over
 // FROM x IN c.arr matches if some element does). Parameters are not
-// supported in conditions; any @name evaluates as undefined. The error is
-// non-nil only if doc is not valid JSON.
+// supported in conditions; any @name evaluates as undefined. Only the
+// members the condition reads are decoded (doc is a stored, valid
+// document); the error is non-nil if those are not valid JSON.
 func (f *Filter) Match(doc []byte, env Env) (bool, error) {
-	v, err := ParseJSON(doc)
+	var v Value
+	var err error
+	if f.q.wholeDoc {
+		v, err = ParseJSON(doc)
+	} else {
+		v, err = parseDocFields(doc, f.q.fields)
+	}
 	if err != nil {
 		return false, err
 	}

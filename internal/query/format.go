@@ -94,10 +94,21 @@ func writeSource(b *strings.Builder, src *FromSource) {
 	if src.In {
 		b.WriteString(src.Alias)
 		b.WriteString(" IN ")
+	}
+	if sq, ok := src.Expr.(*SubqueryExpr); ok {
+		b.WriteByte('(')
+		writeStmt(b, sq.Query)
+		b.WriteByte(')')
+	} else if isPath(src.Expr) {
 		writeExpr(b, src.Expr)
+	} else {
+		b.WriteByte('(')
+		writeExpr(b, src.Expr)
+		b.WriteByte(')')
+	}
+	if src.In {
 		return
 	}
-	writeExpr(b, src.Expr)
 	if src.Alias != "" && src.Alias != inferredName(src.Expr) {
 		b.WriteByte(' ')
 		b.WriteString(src.Alias)

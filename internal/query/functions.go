@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -161,6 +162,7 @@ func init() {
 	registerMathFunctions()
 	registerArrayFunctions()
 	registerDateFunctions()
+	registerSpatialFunctions()
 	registerOtherFunctions()
 }
 
@@ -379,6 +381,47 @@ func registerStringFunctions() {
 		}
 		return NumberValue(float64(start + utf8.RuneCountInString(s[off:off+i])))
 	})
+	register("LASTINDEXOF", 2, 2, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+		if a[0].kind != String || a[1].kind != String {
+			return undefinedValue
+		}
+		i := strings.LastIndex(a[0].str, a[1].str)
+		if i < 0 {
+			return NumberValue(-1)
+		}
+		return NumberValue(float64(utf8.RuneCountInString(a[0].str[:i])))
+	})
+	containsSome := func(all, ci bool) func(*evalCtx, *CallExpr, []Value) Value {
+		return func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+			for _, v := range a {
+				if v.kind != String {
+					return undefinedValue
+				}
+			}
+			s := a[0].str
+			if ci {
+				s = strings.ToLower(s)
+			}
+			for _, v := range a[1:] {
+				t := v.str
+				if ci {
+					t = strings.ToLower(t)
+				}
+				hit := strings.Contains(s, t)
+				if hit && !all {
+					return trueValue
+				}
+				if !hit && all {
+					return falseValue
+				}
+			}
+			return BoolValue(all)
+		}
+	}
+	register("CONTAINS_ALL_CI", 2, -1, containsSome(true, true))
+	register("CONTAINS_ALL_CS", 2, -1, containsSome(true, false))
+	register("CONTAINS_ANY_CI", 2, -1, containsSome(false, true))
+	register("CONTAINS_ANY_CS", 2, -1, containsSome(false, false))
 	register("REPLACE", 3, 3, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
 		if a[0].kind != String || a[1].kind != String || a[2].kind != String {
 			return undefinedValue
@@ -832,6 +875,70 @@ func registerArrayFunctions() {
 		}
 		return NewArray(out...)
 	})
+	register("SetDifference", 2, 2, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+		if a[0].kind != Array || a[1].kind != Array {
+			return undefinedValue
+		}
+		in := keySet(a[1].ref.elems)
+		var out []Value
+		var buf []byte
+		for _, e := range distinctValues(a[0].ref.elems) {
+			buf = appendKey(buf[:0], e)
+			if !in[string(buf)] {
+				out = append(out, e)
+			}
+		}
+		return NewArray(out...)
+	})
+	register("SetEqual", 2, 2, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+		if a[0].kind != Array || a[1].kind != Array {
+			return undefinedValue
+		}
+		x, y := keySet(a[0].ref.elems), keySet(a[1].ref.elems)
+		if len(x) != len(y) {
+			return falseValue
+		}
+		for k := range x {
+			if !y[k] {
+				return falseValue
+			}
+		}
+		return trueValue
+	})
+	arrayAgg := func(kind aggKind) func(*evalCtx, *CallExpr, []Value) Value {
+		return func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+			if a[0].kind != Array {
+				return undefinedValue
+			}
+			st := aggState{kind: kind}
+			for _, e := range a[0].ref.elems {
+				st.add(e)
+			}
+			return st.result()
+		}
+	}
+	register("ARRAY_MAX", 1, 1, arrayAgg(aggMax))
+	register("ARRAY_MIN", 1, 1, arrayAgg(aggMin))
+	register("ARRAY_SUM", 1, 1, arrayAgg(aggSum))
+	register("ARRAY_AVG", 1, 1, arrayAgg(aggAvg))
+	register("ARRAY_MEDIAN", 1, 1, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+		if a[0].kind != Array || len(a[0].ref.elems) == 0 {
+			return undefinedValue
+		}
+		ns := make([]float64, 0, len(a[0].ref.elems))
+		for _, e := range a[0].ref.elems {
+			if e.kind != Number {
+				return undefinedValue
+			}
+			ns = append(ns, e.num)
+		}
+		slices.Sort(ns)
+		if m := len(ns) / 2; len(ns)%2 == 1 {
+			return NumberValue(ns[m])
+		} else {
+			return NumberValue((ns[m-1] + ns[m]) / 2)
+		}
+	})
 	register("SetUnion", 2, 2, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
 		if a[0].kind != Array || a[1].kind != Array {
 			return undefinedValue
@@ -841,6 +948,17 @@ func registerArrayFunctions() {
 		all = append(all, a[1].ref.elems...)
 		return NewArray(distinctValues(all)...)
 	})
+}
+
+// keySet returns the canonical keys of vs.
+func keySet(vs []Value) map[string]bool {
+	set := make(map[string]bool, len(vs))
+	var buf []byte
+	for _, v := range vs {
+		buf = appendKey(buf[:0], v)
+		set[string(buf)] = true
+	}
+	return set
 }
 
 // objectContains reports whether every member of part is in whole with an

@@ -343,7 +343,7 @@ func (p *jsonParser) str() (string, error) {
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
-				p.i = i - 1
+				p.i = i - 2
 				return "", p.fail("invalid escape " + quoteByte(e))
 			}
 		case c < 0x20:
@@ -664,8 +664,13 @@ func parseDocFields(doc []byte, fields []string) (Value, error) {
 	p.s, p.i = unsafe.String(&doc[0], len(doc)), 0
 	p.slabV, p.slabM, p.slabN = nil, nil, nil
 	v, err := p.fieldsObject(fields)
-	if err == nil {
-		detach(v)
+	if err == nil && v.kind == Object {
+		// Member names come from fields already; copy the values' strings.
+		ms := v.ref.members
+		for i := range ms {
+			ms[i].Value.str = strings.Clone(ms[i].Value.str)
+			detach(ms[i].Value)
+		}
 	}
 	p.s = ""
 	p.slabV, p.slabM, p.slabN = nil, nil, nil
@@ -733,14 +738,14 @@ func (p *jsonParser) fieldsObject(fields []string) (Value, error) {
 		}
 		p.i++
 		p.skipSpace()
-		wanted := false
+		wanted, found := "", false
 		for _, f := range fields {
 			if f == name {
-				wanted = true
+				wanted, found = f, true // f, not name, which points into doc
 				break
 			}
 		}
-		if !wanted {
+		if !found {
 			if err := p.skipValue(); err != nil {
 				return Value{}, err
 			}
@@ -750,7 +755,7 @@ func (p *jsonParser) fieldsObject(fields []string) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		ms = append(ms, Member{Name: name, Value: v})
+		ms = append(ms, Member{Name: wanted, Value: v})
 	}
 	return Value{kind: Object, ref: &node{members: ms}}, nil
 }

@@ -255,11 +255,8 @@ func (p *parser) parseSelect() *SelectStmt {
 			p.errorExpected(p.clauseExpectation(s))
 		}
 		p.syncClause()
-		if p.tok != tEOF {
-			// Resume with the clause we stopped at, to report further errors.
-			rest := p.parseTail()
-			_ = rest
-		}
+		// Resume with the clause we stopped at, to report further errors.
+		p.parseTail()
 	}
 	return s
 }
@@ -270,7 +267,7 @@ func (p *parser) clauseExpectation(s *SelectStmt) string {
 	case s.From == nil && s.Where == nil && s.GroupBy == nil && s.OrderBy == nil && s.Offset == nil:
 		return "FROM"
 	case s.Where == nil && s.GroupBy == nil && s.OrderBy == nil && s.Offset == nil:
-		return "WHERE, GROUP BY, ORDER BY, OFFSET or end of query"
+		return "WHERE, JOIN, GROUP BY, ORDER BY, OFFSET or end of query"
 	case s.GroupBy == nil && s.OrderBy == nil && s.Offset == nil:
 		return "GROUP BY, ORDER BY, OFFSET or end of query"
 	case s.OrderBy == nil && s.Offset == nil:
@@ -280,8 +277,7 @@ func (p *parser) clauseExpectation(s *SelectStmt) string {
 }
 
 // parseTail parses clauses after error recovery, only to find more errors.
-func (p *parser) parseTail() *SelectStmt {
-	s := &SelectStmt{At: p.pos}
+func (p *parser) parseTail() {
 	for p.tok != tEOF {
 		switch p.tok {
 		case kFrom, kJoin:
@@ -306,7 +302,6 @@ func (p *parser) parseTail() *SelectStmt {
 			p.syncClause()
 		}
 	}
-	return s
 }
 
 // parseCount parses the operand of TOP, OFFSET or LIMIT: a non-negative
@@ -432,7 +427,7 @@ func (p *parser) parseFromSource(first bool) *FromSource {
 // and a FROM/JOIN source.
 var (
 	selectFollow = []token{tComma, kFrom, kWhere, kGroup, kOrder, kOffset, tEOF, tRParen}
-	fromFollow   = []token{kJoin, kWhere, kGroup, kOrder, kOffset, tEOF, tRParen}
+	fromFollow   = []token{kJoin, kWhere, kGroup, kOrder, kOffset, kLimit, tEOF, tRParen}
 )
 
 // implicitAlias consumes an alias written without AS. If what follows

@@ -1,0 +1,90 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// benchDocs returns n documents of about 1 KB each.
+func benchDocs(n int) memSource {
+	src := make(memSource, n)
+	pad := strings.Repeat("x", 800)
+	for i := range src {
+		src[i] = memDoc{
+			key: []byte(fmt.Sprintf("doc/%08d", i)),
+			doc: []byte(fmt.Sprintf(`{"id":"item-%d","pk":"p%d","n":%d,"price":%d.25,"tags":["a","b","c"],"nested":{"x":%d,"y":"yy"},"pad":%q,"_ts":1700000000}`, i, i%10, i, i%100, i, pad)),
+		}
+	}
+	return src
+}
+
+func benchQuery(b *testing.B, text string, pageSize int) {
+	src := benchDocs(5000)
+	q, err := Parse(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := q.Bind([]Param{{Name: "@n", Value: NumberValue(2500)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for _, d := range src {
+		size += int64(len(d.doc))
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var tok []byte
+		rows := 0
+		for {
+			pg, err := p.Page(src, PageRequest{MaxItemCount: pageSize, Continuation: tok})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows += len(pg.Rows)
+			if pg.Next == nil {
+				break
+			}
+			tok = pg.Next
+		}
+		if rows == 0 {
+			b.Fatal("no rows")
+		}
+	}
+}
+
+func BenchmarkSelectStar(b *testing.B)      { benchQuery(b, "SELECT * FROM c", 5000) }
+func BenchmarkSelectStarWhere(b *testing.B) { benchQuery(b, "SELECT * FROM c WHERE c.n >= @n", 5000) }
+func BenchmarkSelectProject(b *testing.B)   { benchQuery(b, "SELECT c.id, c.nested.x AS x FROM c", 5000) }
+func BenchmarkOrderByPaged(b *testing.B) {
+	benchQuery(b, "SELECT * FROM c ORDER BY c.price DESC", 1000)
+}
+func BenchmarkCountWhere(b *testing.B) {
+	benchQuery(b, "SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'p3'", 100)
+}
+func BenchmarkGroupBy(b *testing.B) {
+	benchQuery(b, "SELECT c.pk, SUM(c.price) AS s FROM c GROUP BY c.pk", 100)
+}
+
+func BenchmarkParseJSON(b *testing.B) {
+	doc := benchDocs(1)[0].doc
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseJSON(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseQuery(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Parse("SELECT c.id, c.name AS n FROM c JOIN t IN c.tags WHERE c.a > 1 AND STARTSWITH(c.name, 'x') ORDER BY c.id"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

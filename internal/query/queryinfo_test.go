@@ -1,0 +1,81 @@
+package query
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestQueryInfo(t *testing.T) {
+	tests := []struct {
+		name, query string
+		params      []Param
+		want        string
+	}{
+		{"plain", "SELECT * FROM c",
+			nil, `{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"","hasSelectValue":false,"hasNonStreamingOrderBy":false}`},
+		{"order by", "SELECT TOP @n c.id FROM c WHERE c.a = 1 ORDER BY c.id, c.b DESC",
+			[]Param{{"@n", NumberValue(5)}}, `{"distinctType":"None","top":5,"offset":null,"limit":null,"orderBy":["Ascending","Descending"],"orderByExpressions":["c.id","c.b"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT c._rid, [{\"item\": c.id}, {\"item\": c.b}] AS orderByItems, {\"id\": c.id} AS payload FROM c WHERE (c.a = 1) AND ({documentdb-formattableorderbyquery-filter}) ORDER BY c.id ASC, c.b DESC","hasSelectValue":false,"hasNonStreamingOrderBy":false}`},
+		{"order by star", "SELECT * FROM root r ORDER BY r.id",
+			nil, `{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":["Ascending"],"orderByExpressions":["r.id"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT r._rid, [{\"item\": r.id}] AS orderByItems, r AS payload FROM root r WHERE ({documentdb-formattableorderbyquery-filter}) ORDER BY r.id ASC","hasSelectValue":false,"hasNonStreamingOrderBy":false}`},
+		{"value aggregate", "SELECT VALUE COUNT(1) FROM c WHERE c.x = 1",
+			nil, `{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":["Count"],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT VALUE [{\"item\": COUNT(1)}] FROM c WHERE c.x = 1","hasSelectValue":true,"hasNonStreamingOrderBy":false}`},
+		{"avg", "SELECT VALUE AVG(c.x) FROM c",
+			nil, `{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":["Average"],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT VALUE [{\"item\": {\"sum\": SUM(c.x), \"count\": COUNT(c.x)}}] FROM c","hasSelectValue":true,"hasNonStreamingOrderBy":false}`},
+		{"group by", "SELECT c.g, COUNT(1) AS n, MAX(c.x) AS m FROM c GROUP BY c.g",
+			nil, `{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":["c.g"],"groupByAliases":["g","n","m"],"aggregates":[],"groupByAliasToAggregateType":{"g":null,"m":"Max","n":"Count"},"rewrittenQuery":"","hasSelectValue":false,"hasNonStreamingOrderBy":false}`},
+		{"distinct offset limit", "SELECT DISTINCT VALUE c.a FROM c ORDER BY c.a OFFSET 2 LIMIT 3",
+			nil, `{"distinctType":"Ordered","top":null,"offset":2,"limit":3,"orderBy":["Ascending"],"orderByExpressions":["c.a"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT DISTINCT c._rid, [{\"item\": c.a}] AS orderByItems, c.a AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) ORDER BY c.a ASC","hasSelectValue":true,"hasNonStreamingOrderBy":false}`},
+		{"distinct unordered", "SELECT DISTINCT c.a FROM c",
+			nil, `{"distinctType":"Unordered","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"","hasSelectValue":false,"hasNonStreamingOrderBy":false}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := Parse(tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := q.Bind(tt.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(p.QueryInfo())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(b); got != tt.want {
+				t.Errorf("%s:\n got %s\nwant %s", tt.query, got, tt.want)
+			}
+		})
+	}
+	// The rewritten ORDER BY query, with the filter placeholder replaced as
+	// the SDK does, runs and yields the pipelined row shape.
+	q, _ := Parse("SELECT c.id FROM c ORDER BY c.id DESC")
+	p, _ := q.Bind(nil)
+	rw := p.QueryInfo().RewrittenQuery
+	rw = replaceAll(rw, "{documentdb-formattableorderbyquery-filter}", "true")
+	rows := runQuery(t, rw, docs(`{"id":"a","_rid":"r1"}`, `{"id":"b","_rid":"r2"}`))
+	if len(rows) != 2 || rows[0] != `{"_rid":"r2","orderByItems":[{"item":"b"}],"payload":{"id":"b"}}` {
+		t.Errorf("rewritten query rows: got %v", rows)
+	}
+}
+
+func replaceAll(s, old, new string) string {
+	out := ""
+	for {
+		i := indexOf(s, old)
+		if i < 0 {
+			return out + s
+		}
+		out += s[:i] + new
+		s = s[i+len(old):]
+	}
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
