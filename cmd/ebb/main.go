@@ -49,6 +49,10 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.ClockControl, "clock-control", false, "run on a manual clock that POST /_ebb/clock moves (for tests)")
 	fs.BoolVar(&cfg.AcceptAAD, "accept-aad", false, "accept AAD bearer tokens without verifying them, as the emulator does")
 	fs.BoolVar(&cfg.DisablePurger, "disable-purger", false, "never purge expired items (they stay invisible); for tests of unpurged state")
+	fs.BoolVar(&cfg.EnforceThroughput, "enforce-throughput", false, "answer requests beyond their offer's RU/s with 429 and x-ms-retry-after-ms")
+	fs.Float64Var(&cfg.PurgeFloor, "ttl-purge-floor", 0.05, "share of an offer's RU/s the TTL purger may always use, however busy the container")
+	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before expired items are purged by it")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address instead of the API listener")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "EBB_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -59,6 +63,9 @@ func run(args []string) error {
 	})
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cfg.PurgeFloor <= 0 || cfg.PurgeFloor > 1 {
+		return fmt.Errorf("--ttl-purge-floor must be in (0, 1]; got %v", cfg.PurgeFloor)
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")

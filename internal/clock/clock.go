@@ -19,9 +19,14 @@ type Clock interface {
 	// measured on a monotonic reading that a wall-clock step cannot move.
 	// For the manual clock, advances count as elapsed time.
 	Elapsed() time.Duration
-	// After returns a channel that receives once d has elapsed on this
+	// After returns a channel that is closed once d has elapsed on this
 	// clock, and a function that releases the timer early.
 	After(d time.Duration) (<-chan struct{}, func())
+	// At is After with an absolute target: the channel is closed once
+	// Elapsed() reaches elapsed (at once if it has). A waiter that computed
+	// its target from an earlier reading cannot miss time that passed
+	// before it registered, as it could with After.
+	At(elapsed time.Duration) (<-chan struct{}, func())
 }
 
 // System is the real clock.
@@ -41,6 +46,11 @@ func (s *System) After(d time.Duration) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	t := time.AfterFunc(d, func() { close(ch) })
 	return ch, func() { t.Stop() }
+}
+
+// At implements Clock.
+func (s *System) At(elapsed time.Duration) (<-chan struct{}, func()) {
+	return s.After(elapsed - s.Elapsed())
 }
 
 // Manual is a clock that moves only when Advance or Set is called. It is
@@ -82,8 +92,20 @@ func (m *Manual) Elapsed() time.Duration {
 func (m *Manual) After(d time.Duration) (<-chan struct{}, func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w := &waiter{at: m.elapsed + d, ch: make(chan struct{})}
-	if d <= 0 {
+	return m.atLocked(m.elapsed + d)
+}
+
+// At implements Clock.
+func (m *Manual) At(elapsed time.Duration) (<-chan struct{}, func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.atLocked(elapsed)
+}
+
+// REQUIRES: m.mu held.
+func (m *Manual) atLocked(at time.Duration) (<-chan struct{}, func()) {
+	w := &waiter{at: at, ch: make(chan struct{})}
+	if at <= m.elapsed {
 		close(w.ch)
 		return w.ch, func() {}
 	}

@@ -47,12 +47,17 @@ type container struct {
 }
 
 type offer struct {
-	id           string
+	id string
+	// ru is the offer's RU/s: manual throughput or autoscale maximum.
+	ru           float64
 	raw          []byte
 	etag         string
 	resourceRID  string
 	resourceSelf string
 }
+
+// label names a container in metrics and logs: "<db>/<container>".
+func (c *container) label() string { return c.dbID + "/" + c.id }
 
 func (c *catalog) clone() *catalog {
 	n := &catalog{dbs: make(map[string]*database, len(c.dbs)), offers: make(map[string]*offer, len(c.offers))}
@@ -197,7 +202,7 @@ func decodeOffer(raw []byte) (*offer, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("engine: corrupt offer resource: %w", err)
 	}
-	return &offer{id: f.ID, raw: raw, etag: f.Etag, resourceRID: f.OfferResourceID, resourceSelf: f.Resource}, nil
+	return &offer{id: f.ID, ru: offerRate(raw), raw: raw, etag: f.Etag, resourceRID: f.OfferResourceID, resourceSelf: f.Resource}, nil
 }
 
 func decodeRID(s string, n int) ([]byte, error) {
@@ -418,6 +423,7 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 	for _, c := range db.colls {
 		delete(next.offers, c.offerID)
 		e.purger.forget(c.rid)
+		e.metrics.ForgetContainer(c.label())
 	}
 	e.publish(next)
 	return Resource{Charge: chargeCatalogWrite}, nil

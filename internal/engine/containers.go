@@ -18,6 +18,9 @@ type containerSpec struct {
 	pk           pkDef
 	ttl          ttl.Default
 	indexingNone bool
+	// logRetention is changeFeedPolicy.retentionDuration in minutes: how
+	// long the all-versions-and-deletes log keeps a change. 0: no log.
+	logRetention int64
 }
 
 // defaultPartitionKey is what the JS SDK sends for a container created
@@ -65,6 +68,9 @@ func parseContainerSpec(body []byte, ms []member) (containerSpec, error) {
 	}
 	if p := lookup(ms, "ttlPropertyPath"); p != nil && string(p) != "null" && !spec.ttl.On() {
 		return spec, badRequest("The ttlPropertyPath can only be specified together with defaultTtl.")
+	}
+	if spec.logRetention, err = parseChangeFeedPolicy(lookup(ms, "changeFeedPolicy")); err != nil {
+		return spec, err
 	}
 	return spec, nil
 }
@@ -338,6 +344,7 @@ func (e *Engine) DeleteContainer(ctx context.Context, dbID, id string) (Resource
 	delete(next.offers, c.offerID)
 	e.publish(next)
 	e.purger.forget(c.rid)
+	e.metrics.ForgetContainer(c.label())
 	return Resource{Charge: chargeCatalogWrite}, nil
 }
 

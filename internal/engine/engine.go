@@ -22,8 +22,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -31,7 +33,14 @@ import (
 type Engine struct {
 	store storage.Store
 	clock clock.Clock
-	log   *slog.Logger
+	// real is the system clock, for budgets of real time (throughput)
+	// even when clock is manual.
+	real    clock.Clock
+	guard   *timeGuard
+	log     *slog.Logger
+	metrics *metrics.Registry
+	onPurge func(lag time.Duration)
+	tp      throughput
 
 	// catMu serializes catalog changes (create, replace and delete of
 	// databases, containers and offers) so the cache below and the store
@@ -43,6 +52,8 @@ type Engine struct {
 	cat *catalog
 
 	purger *purger
+	// trimmer trims the change logs by their retention (logtrim.go).
+	trimmer *logTrimmer
 }
 
 // Options configure an Engine.
@@ -52,6 +63,21 @@ type Options struct {
 	// DisablePurger leaves expired items in storage (they stay invisible);
 	// tests use it to look at unpurged state.
 	DisablePurger bool
+	// RealClock refills throughput budgets; the system clock by default.
+	RealClock clock.Clock
+	// Metrics receives the engine's metrics; a private registry if nil.
+	Metrics *metrics.Registry
+	// ClockGrace is how long the wall clock may stay ahead of the
+	// monotonic clock before purging follows it (default 10 minutes).
+	ClockGrace time.Duration
+	// PurgeFloor is the fraction of an offer the purger may always spend
+	// (default 0.05).
+	PurgeFloor float64
+	// EnforceThroughput answers requests beyond their offer with 429.
+	EnforceThroughput bool
+	// OnPurge, if set, is told each purged item's lag (purge time minus
+	// expiry time); benchmarks use it for exact percentiles.
+	OnPurge func(lag time.Duration)
 }
 
 // Open loads the catalog from store and starts the purger.
@@ -62,32 +88,70 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	e := &Engine{store: store, clock: opts.Clock, log: opts.Logger}
+	if opts.RealClock == nil {
+		opts.RealClock = clock.NewSystem()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	if opts.ClockGrace == 0 {
+		opts.ClockGrace = 10 * time.Minute
+	}
+	if opts.PurgeFloor == 0 {
+		opts.PurgeFloor = 0.05
+	}
+	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge}
+	e.tp.floor, e.tp.enforce = opts.PurgeFloor, opts.EnforceThroughput
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {
 		return nil, err
 	}
 	e.cat = cat
+	lastTs, err := latestTs(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	e.guard = newTimeGuard(opts.Clock, opts.ClockGrace, lastTs)
 	e.purger = newPurger(e)
 	if !opts.DisablePurger {
 		if err := e.purger.start(ctx); err != nil {
 			return nil, err
 		}
 	}
+	e.trimmer = startLogTrimmer(e)
 	return e, nil
 }
 
 // Close stops background work. It does not close the store.
 func (e *Engine) Close() error {
 	e.purger.stop()
+	e.trimmer.stop()
 	return nil
 }
 
 // Clock returns the engine's clock.
 func (e *Engine) Clock() clock.Clock { return e.clock }
 
-// nowSec is the operation's "now" in whole epoch seconds.
-func (e *Engine) nowSec() int64 { return e.clock.Now().Unix() }
+// nowSec is the operation's "now" in whole epoch seconds: the wall clock,
+// never behind an instant already served (see timeGuard).
+func (e *Engine) nowSec() int64 { return e.guard.now() }
+
+// latestTs is the latest _ts any container has written: where the
+// visibility high-water mark starts after a restart.
+func latestTs(ctx context.Context, store storage.Store) (int64, error) {
+	var latest int64
+	err := store.View(ctx, func(r storage.Reader) error {
+		it := r.Scan([]byte{spaceCollMeta}, []byte{spaceCollMeta + 1}, false)
+		defer it.Close()
+		for it.Next() {
+			if v := it.Value(); len(v) == 24 {
+				latest = max(latest, int64(binary.BigEndian.Uint64(v[8:])))
+			}
+		}
+		return it.Err()
+	})
+	return latest, err
+}
 
 // catalogSnapshot returns the current catalog. REQUIRES: the caller does
 // not mutate it.

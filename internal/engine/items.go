@@ -224,6 +224,24 @@ func (c *container) prepare(body []byte) (prepared, error) {
 	return p, nil
 }
 
+// prepareWrite validates a create, upsert or replace of body: the
+// document itself (prepare), that a replace's body names the item it
+// replaces (id), and that the document's partition key is the one the
+// request names (hdr; nil when the request names none).
+func (c *container) prepareWrite(kind WriteKind, body []byte, id string, hdr PartitionKey) (prepared, error) {
+	p, err := c.prepare(body)
+	if err != nil {
+		return prepared{}, err
+	}
+	if kind == Replace && p.id != id {
+		return prepared{}, badRequest("The id '%s' in the request body does not match the id '%s' in the URL.", p.id, id)
+	}
+	if len(hdr) > 0 && !hdr.equal(p.pk) {
+		return prepared{}, badRequest("PartitionKey extracted from document doesn't match the one specified in the header. The document's partition key is %s; the header says %s.", p.pk.appendJSON(nil), hdr.appendJSON(nil))
+	}
+	return p, nil
+}
+
 // WriteItem creates, upserts or replaces an item. For Replace, ref.ID is
 // the id in the URL. ifMatch is the If-Match header ("" for none).
 func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, body []byte, ifMatch string) (Resource, error) {
@@ -231,83 +249,185 @@ func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, bod
 	if err != nil {
 		return Resource{}, err
 	}
-	p, err := c.prepare(body)
+	var hdr PartitionKey
+	if ref.HasPK {
+		if hdr, err = parsePKHeader(ref.PK); err != nil {
+			return Resource{}, err
+		}
+	}
+	p, err := c.prepareWrite(kind, body, ref.ID, hdr)
 	if err != nil {
 		return Resource{}, err
 	}
-	if kind == Replace && p.id != ref.ID {
-		return Resource{}, badRequest("The id '%s' in the request body does not match the id '%s' in the URL.", p.id, ref.ID)
-	}
-	if ref.HasPK {
-		hdr, err := parsePKHeader(ref.PK)
-		if err != nil {
-			return Resource{}, err
-		}
-		if len(hdr) > 0 && !hdr.equal(p.pk) {
-			return Resource{}, badRequest("PartitionKey extracted from document doesn't match the one specified in the header. The document's partition key is %s; the header says %s.", p.pk.appendJSON(nil), hdr.appendJSON(nil))
-		}
-	}
-	now := e.nowSec()
 	key := docKey(c.rid, p.pkEnc, p.id)
 	var w written
-	err = e.store.Update(ctx, func(tx storage.Writer) error {
-		st, err := readCollState(tx, c.rid)
-		if err != nil {
-			return err
-		}
-		old, oldHdr, exists, err := getItem(tx, c, key, now)
-		if err != nil {
-			return err
-		}
-		switch {
-		case kind == Create && exists:
-			return ErrConflict
-		case kind == Replace && !exists:
-			return ErrNotFound
-		case ifMatch != "" && kind != Create && !exists:
-			return ErrNotFound
-		case ifMatch != "" && kind != Create && ifMatch != "*" && ifMatch != itemEtag(oldHdr.lsn):
-			return ErrPreconditionFailed
-		}
-		w, err = putItem(tx, c, st, key, p, old != nil, oldHdr, exists, now)
+	err = e.updateItems(ctx, c, func(t *itemTx) error {
+		var err error
+		w, err = t.write(kind, key, p, ifMatch)
 		return err
 	})
 	if err != nil {
 		return Resource{}, err
 	}
-	e.purger.noteWrite(c, w.hdr)
 	res := c.resource(w.doc, w.hdr, chargeWrite(len(w.doc)))
 	res.Created = w.created
 	return res, nil
 }
 
-// written is what putItem stored.
+// itemTx is one storage transaction over a container's items. The
+// single-item requests and the batch run the same operations on it
+// (write, patch, remove, read), so each rule is written once. Every
+// change takes the next LSN from st, which updateItems stores once at
+// the end; each keeps the expiry index, the latest-version index and,
+// when the container keeps one, the change log in step with the item.
+//
+// REQUIRES of every operation: any error the client caused is returned
+// before the operation's first write, so a failed operation in a bulk
+// request leaves nothing behind in the transaction it shares.
+type itemTx struct {
+	w   storage.Writer
+	c   *container
+	st  collState
+	now int64
+	// logged: the container keeps the all-versions-and-deletes log.
+	logged bool
+	// wrote are the versions written, for the purger's deadlines.
+	wrote []itemHeader
+}
+
+// updateItems runs fn in one storage transaction over c's items, with
+// one "now" for every operation in it, and stores the container state.
+func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemTx) error) error {
+	now := e.nowSec()
+	logged := c.logRetention() > 0
+	var t *itemTx
+	err := e.store.Update(ctx, func(w storage.Writer) error {
+		st, err := readCollState(w, c.rid)
+		if err != nil {
+			return err
+		}
+		// fn may run again after a conflict: start from nothing.
+		t = &itemTx{w: w, c: c, st: st, now: now, logged: logged}
+		if err := fn(t); err != nil {
+			return err
+		}
+		if t.st == st {
+			return nil // only reads
+		}
+		return w.Set(collMetaKey(c.rid), t.st.encode())
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range t.wrote {
+		e.purger.noteWrite(c, h)
+	}
+	return nil
+}
+
+// write creates, upserts or replaces the item p at key with WriteItem's
+// preconditions (ifMatch "" for none).
+func (t *itemTx) write(kind WriteKind, key []byte, p prepared, ifMatch string) (written, error) {
+	old, oldHdr, exists, err := getItem(t.w, t.c, key, t.now)
+	if err != nil {
+		return written{}, err
+	}
+	switch {
+	case kind == Create && exists:
+		return written{}, ErrConflict
+	case kind == Replace && !exists:
+		return written{}, ErrNotFound
+	case ifMatch != "" && kind != Create && !exists:
+		return written{}, ErrNotFound
+	case ifMatch != "" && kind != Create && ifMatch != "*" && ifMatch != itemEtag(oldHdr.lsn):
+		return written{}, ErrPreconditionFailed
+	}
+	return t.put(key, p, storedItem{doc: old, h: oldHdr}, exists)
+}
+
+// read returns the visible item at key. ifNoneMatch is the request's
+// If-None-Match ("" for none); when it matches, the error is of
+// KindNotModified.
+func (t *itemTx) read(key []byte, ifNoneMatch string) ([]byte, itemHeader, error) {
+	doc, h, exists, err := getItem(t.w, t.c, key, t.now)
+	switch {
+	case err != nil:
+		return nil, itemHeader{}, err
+	case !exists:
+		return nil, itemHeader{}, ErrNotFound
+	case ifNoneMatch != "" && (ifNoneMatch == "*" || ifNoneMatch == itemEtag(h.lsn)):
+		return doc, h, &Error{Kind: KindNotModified, Message: "Not modified."}
+	}
+	return doc, h, nil
+}
+
+// delete deletes the visible item at key with DeleteItem's precondition
+// and returns the size of what it deleted.
+func (t *itemTx) delete(key, pkEnc []byte, id, ifMatch string) (int, error) {
+	doc, h, exists, err := getItem(t.w, t.c, key, t.now)
+	switch {
+	case err != nil:
+		return 0, err
+	case !exists:
+		return 0, ErrNotFound
+	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(h.lsn):
+		return 0, ErrPreconditionFailed
+	}
+	v := itemVersion{key: key, pkEnc: pkEnc, id: id, storedItem: storedItem{doc: doc, h: h}}
+	return len(doc), removeItem(t.w, t.c, &t.st, t.now, t.logged, v, false)
+}
+
+// written is what put stored.
 type written struct {
 	doc     []byte
 	hdr     itemHeader
 	created bool
 }
 
-// putItem stores p at key over the version that is there (hadOld: one is
-// stored, visible or not; exists: it is visible), keeping the expiry
-// index and the container state in step.
-// REQUIRES: called inside an Update; st was read in it.
-func putItem(tx storage.Writer, c *container, st collState, key []byte, p prepared, hadOld bool, oldHdr itemHeader, exists bool, now int64) (written, error) {
+// stored is an item version as storage holds it: header and document
+// (nil doc: none is stored).
+type storedItem struct {
+	doc []byte
+	h   itemHeader
+}
+
+// version is a stored item version with its address.
+type itemVersion struct {
+	key   []byte
+	pkEnc []byte
+	id    string
+	storedItem
+}
+
+// put stores p at key over old, the version stored there (old.doc nil:
+// none), which is visible when exists.
+func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (written, error) {
+	c, st := t.c, &t.st
+	if old.doc != nil && !exists {
+		// The stored version has expired but the purger has not reached
+		// it. Purge it here, with its own LSN and delete record, so the
+		// log shows every expiry exactly once and before the new version.
+		v := itemVersion{key: key, pkEnc: p.pkEnc, id: p.id, storedItem: old}
+		if err := removeItem(t.w, c, st, t.now, t.logged, v, true); err != nil {
+			return written{}, err
+		}
+	}
 	st.lsn++
-	st.lastTs = max(st.lastTs, now)
+	st.lastTs = max(st.lastTs, t.now)
 	h := itemHeader{ts: st.lastTs, ttl: p.ttl, lsn: st.lsn}
 	if exists {
-		h.seq = oldHdr.seq // replaced in place: _rid is stable
-	} else {
-		st.seq++
-		h.seq = st.seq
-	}
-	if hadOld {
-		if k := expiryKey(c, oldHdr, p.pkEnc, p.id); k != nil {
-			if err := tx.Delete(k); err != nil {
+		h.seq = old.h.seq // replaced in place: _rid is stable
+		if k := expiryKey(c, old.h, p.pkEnc, p.id); k != nil {
+			if err := t.w.Delete(k); err != nil {
 				return written{}, err
 			}
 		}
+		if err := t.w.Delete(latestKey(c.rid, old.h.lsn)); err != nil {
+			return written{}, err
+		}
+	} else {
+		st.seq++
+		h.seq = st.seq
 	}
 	rid := c.docRID(h.seq)
 	v := make([]byte, 0, headerLen+len(p.body)+160)
@@ -316,23 +436,34 @@ func putItem(tx storage.Writer, c *container, st collState, key []byte, p prepar
 		rid: rid, self: c.self + "docs/" + rid + "/", etag: itemEtag(h.lsn), ts: h.ts,
 		extra: [][2]string{{"_attachments", "attachments/"}},
 	})
-	if err := tx.Set(key, v); err != nil {
+	if err := t.w.Set(key, v); err != nil {
 		return written{}, err
 	}
 	if k := expiryKey(c, h, p.pkEnc, p.id); k != nil {
-		if err := tx.Set(k, nil); err != nil {
+		if err := t.w.Set(k, nil); err != nil {
 			return written{}, err
 		}
 	}
-	if err := tx.Set(collMetaKey(c.rid), st.encode()); err != nil {
+	doc := v[headerLen:]
+	if err := t.w.Set(latestKey(c.rid, h.lsn), latestSuffix(c, key)); err != nil {
 		return written{}, err
 	}
-	return written{doc: v[headerLen:], hdr: h, created: !exists}, nil
+	if t.logged {
+		rec := changeRecord{lsn: h.lsn, crts: h.ts, current: doc, pkEnc: p.pkEnc}
+		if exists {
+			rec.op, rec.previousLSN = opReplace, old.h.lsn
+		}
+		if err := t.w.Set(logKey(c.rid, h.lsn), rec.encode(c)); err != nil {
+			return written{}, err
+		}
+	}
+	t.wrote = append(t.wrote, h)
+	return written{doc: doc, hdr: h, created: !exists}, nil
 }
 
 // getItem reads the stored version at key. exists reports whether it is
 // visible at now; old is non-nil whenever a version is stored, visible or
-// not (an expired version still owns expiry-index entries).
+// not (an expired version still owns index entries).
 func getItem(r storage.Reader, c *container, key []byte, now int64) (old []byte, h itemHeader, exists bool, err error) {
 	v, err := r.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -394,38 +525,47 @@ func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (R
 	}
 	pkEnc := pk.encode(nil)
 	key := docKey(c.rid, pkEnc, ref.ID)
-	now := e.nowSec()
 	var res Resource
-	err = e.store.Update(ctx, func(w storage.Writer) error {
-		st, err := readCollState(w, c.rid)
-		if err != nil {
-			return err
+	err = e.updateItems(ctx, c, func(t *itemTx) error {
+		n, err := t.delete(key, pkEnc, ref.ID, ifMatch)
+		if err == nil {
+			res = c.resource(nil, itemHeader{lsn: t.st.lsn}, chargeWrite(n))
 		}
-		doc, h, exists, err := getItem(w, c, key, now)
-		switch {
-		case err != nil:
-			return err
-		case !exists:
-			return ErrNotFound
-		case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(h.lsn):
-			return ErrPreconditionFailed
-		}
-		if err := removeItem(w, c, key, h, pkEnc, ref.ID); err != nil {
-			return err
-		}
-		st.lsn++
-		res = c.resource(nil, itemHeader{lsn: st.lsn}, chargeWrite(len(doc)))
-		return w.Set(collMetaKey(c.rid), st.encode())
+		return err
 	})
-	return res, err
+	if err != nil {
+		return Resource{}, err
+	}
+	return res, nil
 }
 
-// removeItem deletes an item version and its expiry-index entry.
-func removeItem(w storage.Writer, c *container, key []byte, h itemHeader, pkEnc []byte, id string) error {
-	if k := expiryKey(c, h, pkEnc, id); k != nil {
+// removeItem deletes the stored version v, with its expiry-index and
+// latest-version entries, under the next LSN of st; when the container
+// keeps the change log (logged), it records the delete there, marked as
+// a TTL expiry when expired. The purger calls it too, so a purge is a
+// delete in every index and in the feed.
+// REQUIRES: called inside an Update; st was read in it and is stored by
+// the caller.
+func removeItem(w storage.Writer, c *container, st *collState, now int64, logged bool, v itemVersion, expired bool) error {
+	st.lsn++
+	st.lastTs = max(st.lastTs, now)
+	if k := expiryKey(c, v.h, v.pkEnc, v.id); k != nil {
 		if err := w.Delete(k); err != nil {
 			return err
 		}
 	}
-	return w.Delete(key)
+	if err := w.Delete(latestKey(c.rid, v.h.lsn)); err != nil {
+		return err
+	}
+	if err := w.Delete(v.key); err != nil {
+		return err
+	}
+	if !logged {
+		return nil
+	}
+	rec := changeRecord{
+		op: opDelete, lsn: st.lsn, crts: st.lastTs, previousLSN: v.h.lsn, previous: v.doc,
+		expired: expired, id: v.id, pkEnc: v.pkEnc,
+	}
+	return w.Set(logKey(c.rid, st.lsn), rec.encode(c))
 }

@@ -14,11 +14,22 @@ import "github.com/ebbdb/ebb/internal/keys"
 //	doc       0x10 <coll-rid:8> <pk> <id>                itemHeader + document JSON
 //	expOwn    0x11 <coll-rid:8> <expireAt:int64> <pk> <id>  items with their own ttl > 0
 //	expTs     0x12 <coll-rid:8> <_ts:int64> <pk> <id>       items without a ttl
+//	latest    0x13 <coll-rid:8> <lsn:uint64>             <pk> <id> of the item version written at lsn
+//	log       0x14 <coll-rid:8> <lsn:uint64>             change record (all-versions-and-deletes feed)
+//	logTrim   0x15 <coll-rid:8>                          first LSN the log still holds (uint64)
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
 // defaultTtl of n are exactly those with _ts <= now-n, so changing
 // defaultTtl needs no backfill.
+//
+// The latest-version index has one entry per stored item version, keyed
+// by the LSN that wrote it: a write deletes the entry of the version it
+// replaces and adds its own, a delete or purge removes it. Reading the
+// latest-version change feed from an LSN is therefore a range scan with
+// nothing to deduplicate. The log holds a record for every create,
+// replace and delete (TTL purges included), only on containers with a
+// changeFeedPolicy.retentionDuration, and is trimmed by that retention.
 const (
 	spaceCatDB    = 0x01
 	spaceCatColl  = 0x02
@@ -28,11 +39,14 @@ const (
 	spaceDoc      = 0x10
 	spaceExpOwn   = 0x11
 	spaceExpTs    = 0x12
+	spaceLatest   = 0x13
+	spaceLog      = 0x14
+	spaceLogTrim  = 0x15
 )
 
 // collSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var collSpaces = []byte{spaceCollMeta, spaceDoc, spaceExpOwn, spaceExpTs}
+var collSpaces = []byte{spaceCollMeta, spaceDoc, spaceExpOwn, spaceExpTs, spaceLatest, spaceLog, spaceLogTrim}
 
 func catDBKey(id string) []byte {
 	return keys.AppendString([]byte{spaceCatDB}, id)
@@ -71,3 +85,16 @@ func expTsKey(rid [8]byte, ts int64, pk []byte, id string) []byte {
 	k := keys.AppendInt64(collPrefix(spaceExpTs, rid), ts)
 	return keys.AppendString(append(k, pk...), id)
 }
+
+// latestKey is the latest-version index entry of the item version written
+// at lsn; its value is the item's key after the doc prefix (<pk> <id>).
+func latestKey(rid [8]byte, lsn uint64) []byte {
+	return keys.AppendUint64(collPrefix(spaceLatest, rid), lsn)
+}
+
+// logKey is the change-log record written at lsn.
+func logKey(rid [8]byte, lsn uint64) []byte {
+	return keys.AppendUint64(collPrefix(spaceLog, rid), lsn)
+}
+
+func logTrimKey(rid [8]byte) []byte { return collPrefix(spaceLogTrim, rid) }

@@ -19,6 +19,7 @@ func writeOffer(w storage.Writer, tp Throughput, resourceRID, resourceSelf strin
 	id := ridString([]byte{byte(n >> 16), byte(n >> 8), byte(n)})
 	o := &offer{id: id, etag: resourceEtag(n), resourceRID: resourceRID, resourceSelf: resourceSelf}
 	o.raw = offerJSON(o, contentJSON(tp), now)
+	o.ru = offerRate(o.raw)
 	return o, w.Set(catOfferKey(id), o.raw)
 }
 
@@ -126,6 +127,7 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 		}
 		o.etag = resourceEtag(n)
 		o.raw = offerJSON(&o, contentJSON(tp), now)
+		o.ru = offerRate(o.raw)
 		return w.Set(catOfferKey(id), o.raw)
 	})
 	if err != nil {

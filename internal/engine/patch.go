@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/ebbdb/ebb/internal/query"
-	"github.com/ebbdb/ebb/internal/storage"
 )
 
 // maxPatchOperations is the service's limit per patch request.
@@ -246,71 +245,86 @@ func (e *Engine) PatchItem(ctx context.Context, ref ItemRef, body []byte, ifMatc
 	if err != nil {
 		return Resource{}, err
 	}
-	ops, condition, err := parsePatch(body)
+	pr, err := c.parsePatchRequest(body)
 	if err != nil {
 		return Resource{}, err
 	}
-	for _, op := range ops {
-		if op.pathTouchesPK(c.pk) {
-			return Resource{}, badRequest("Patch operation %s %s would change the partition key %s, which cannot be patched.", op.Op, op.Path, pkPaths(c.pk))
-		}
-	}
-	var filter *query.Filter
-	if condition != "" {
-		if filter, err = query.ParseFilter(condition); err != nil {
-			return Resource{}, queryError(err)
-		}
-	}
-	now := e.nowSec()
-	env := query.Env{Now: e.clock.Now()}
-	pkEnc := pk.encode(nil)
-	key := docKey(c.rid, pkEnc, ref.ID)
+	key := docKey(c.rid, pk.encode(nil), ref.ID)
 	var w written
-	err = e.store.Update(ctx, func(tx storage.Writer) error {
-		st, err := readCollState(tx, c.rid)
-		if err != nil {
-			return err
-		}
-		old, oldHdr, exists, err := getItem(tx, c, key, now)
-		switch {
-		case err != nil:
-			return err
-		case !exists:
-			return ErrNotFound
-		case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(oldHdr.lsn):
-			return ErrPreconditionFailed
-		}
-		if filter != nil {
-			ok, err := filter.Match(old, env)
-			if err != nil {
-				return queryError(err)
-			}
-			if !ok {
-				return ErrPreconditionFailed
-			}
-		}
-		doc, err := query.ParseJSON(old)
-		if err != nil {
-			return fmt.Errorf("engine: stored document does not parse: %w", err)
-		}
-		for i := range ops {
-			op := ops[i] // apply may set op.value; keep ops reusable on retry
-			if err := op.apply(doc, i+1); err != nil {
-				return err
-			}
-		}
-		p, err := c.prepare(doc.AppendJSON(nil))
-		if err != nil {
-			return err
-		}
-		w, err = putItem(tx, c, st, key, p, true, oldHdr, true, now)
+	err = e.updateItems(ctx, c, func(t *itemTx) error {
+		var err error
+		w, err = t.patch(key, pr, query.Env{Now: e.clock.Now()}, ifMatch)
 		return err
 	})
 	if err != nil {
 		return Resource{}, err
 	}
-	e.purger.noteWrite(c, w.hdr)
 	return c.resource(w.doc, w.hdr, chargeWrite(len(w.doc))), nil
+}
+
+// patchRequest is a validated patch: its operations and condition.
+type patchRequest struct {
+	ops    []patchOp
+	filter *query.Filter // nil: no condition
+}
+
+// parsePatchRequest validates a patch body for container c: its
+// operations, that none touches the partition key, and its condition.
+func (c *container) parsePatchRequest(body []byte) (patchRequest, error) {
+	ops, condition, err := parsePatch(body)
+	if err != nil {
+		return patchRequest{}, err
+	}
+	for _, op := range ops {
+		if op.pathTouchesPK(c.pk) {
+			return patchRequest{}, badRequest("Patch operation %s %s would change the partition key %s, which cannot be patched.", op.Op, op.Path, pkPaths(c.pk))
+		}
+	}
+	pr := patchRequest{ops: ops}
+	if condition != "" {
+		if pr.filter, err = query.ParseFilter(condition); err != nil {
+			return patchRequest{}, queryError(err)
+		}
+	}
+	return pr, nil
+}
+
+// patch applies pr to the visible item at key with PatchItem's
+// preconditions; env evaluates the condition.
+func (t *itemTx) patch(key []byte, pr patchRequest, env query.Env, ifMatch string) (written, error) {
+	old, oldHdr, exists, err := getItem(t.w, t.c, key, t.now)
+	switch {
+	case err != nil:
+		return written{}, err
+	case !exists:
+		return written{}, ErrNotFound
+	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(oldHdr.lsn):
+		return written{}, ErrPreconditionFailed
+	}
+	if pr.filter != nil {
+		ok, err := pr.filter.Match(old, env)
+		if err != nil {
+			return written{}, queryError(err)
+		}
+		if !ok {
+			return written{}, ErrPreconditionFailed
+		}
+	}
+	doc, err := query.ParseJSON(old)
+	if err != nil {
+		return written{}, fmt.Errorf("engine: stored document does not parse: %w", err)
+	}
+	for i := range pr.ops {
+		op := pr.ops[i] // apply may set op.value; keep ops reusable on retry
+		if err := op.apply(doc, i+1); err != nil {
+			return written{}, err
+		}
+	}
+	p, err := t.c.prepare(doc.AppendJSON(nil))
+	if err != nil {
+		return written{}, err
+	}
+	return t.put(key, p, storedItem{doc: old, h: oldHdr}, true)
 }
 
 // pathTouchesPK reports whether op writes or removes a partition key path

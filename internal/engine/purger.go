@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -32,6 +33,20 @@ type purger struct {
 	// dirty is guarded by mu: containers whose deadline must be re-read
 	// from storage (TTL settings changed, or start-up).
 	dirty map[[8]byte]bool
+	// throttled is guarded by mu: containers with due items waiting for
+	// spare throughput, and when (on the real clock) to try again. They
+	// wait on real time because throughput is real time, even when the
+	// engine's clock is manual.
+	throttled map[[8]byte]throttledPurge
+	// notes is guarded by mu: how many times a write brought a deadline
+	// forward. plan compares it before and after reading storage, so a
+	// deadline a write noted meanwhile is never overwritten by a later
+	// one read before that write.
+	notes uint64
+	// cursors is guarded by mu: per container, where its expiry
+	// keyspaces still hold entries, so scans start past the tombstones
+	// of what was purged instead of walking them again.
+	cursors map[[8]byte]cursor
 
 	wake    chan struct{}
 	stopped chan struct{}
@@ -45,11 +60,13 @@ const purgeBatch = 256
 
 func newPurger(e *Engine) *purger {
 	return &purger{
-		e:       e,
-		dirty:   map[[8]byte]bool{},
-		wake:    make(chan struct{}, 1),
-		stopped: make(chan struct{}),
-		done:    make(chan struct{}),
+		e:         e,
+		dirty:     map[[8]byte]bool{},
+		throttled: map[[8]byte]throttledPurge{},
+		cursors:   map[[8]byte]cursor{},
+		wake:      make(chan struct{}, 1),
+		stopped:   make(chan struct{}),
+		done:      make(chan struct{}),
 	}
 }
 
@@ -92,6 +109,7 @@ func (p *purger) noteWrite(c *container, h itemHeader) {
 		return
 	}
 	p.mu.Lock()
+	p.notes++
 	earlier := p.deadlines.lower(c.rid, at)
 	p.mu.Unlock()
 	if earlier {
@@ -103,6 +121,9 @@ func (p *purger) noteWrite(c *container, h itemHeader) {
 func (p *purger) replan(c *container) {
 	p.mu.Lock()
 	p.dirty[c.rid] = true
+	// A new defaultTtl moves the due bound of the _ts keyspace, possibly
+	// backwards: scan it from the start again.
+	delete(p.cursors, c.rid)
 	p.mu.Unlock()
 	p.signal()
 }
@@ -112,7 +133,14 @@ func (p *purger) forget(rid [8]byte) {
 	p.mu.Lock()
 	p.deadlines.remove(rid)
 	delete(p.dirty, rid)
+	delete(p.throttled, rid)
+	delete(p.cursors, rid)
 	p.mu.Unlock()
+}
+
+type throttledPurge struct {
+	at    int64         // the container's deadline
+	retry time.Duration // real-clock reading when to try again
 }
 
 func (p *purger) loop() {
@@ -121,22 +149,61 @@ func (p *purger) loop() {
 		p.planDirty()
 		p.mu.Lock()
 		next, ok := p.deadlines.peek()
+		retry, throttled := p.earliestRetryLocked()
 		p.mu.Unlock()
-		var timer <-chan struct{}
-		cancel := func() {}
+		var timer, retryTimer <-chan struct{}
+		cancel, cancelRetry := func() {}, func() {}
 		if ok {
-			wait := time.Unix(next.at, 0).Sub(p.e.clock.Now())
-			timer, cancel = p.e.clock.After(wait)
+			// Wait on the purge clock, which a forward wall-clock jump
+			// does not move (see timeGuard), with an absolute target so
+			// that time passing meanwhile is not lost.
+			now, el := p.e.guard.purgeNowAt()
+			timer, cancel = p.e.clock.At(el + time.Unix(next.at, 0).Sub(now))
+		}
+		if throttled {
+			retryTimer, cancelRetry = p.e.real.At(retry)
 		}
 		select {
 		case <-p.stopped:
 			cancel()
+			cancelRetry()
 			return
 		case <-p.wake:
 		case <-timer:
+		case <-retryTimer:
 		}
 		cancel()
+		cancelRetry()
+		p.e.metrics.TTLPurgerWakeups.Inc()
+		p.resumeThrottled()
 		p.purgeDue()
+	}
+}
+
+// earliestRetryLocked returns when the first throttled container may try
+// again. REQUIRES: p.mu held.
+func (p *purger) earliestRetryLocked() (time.Duration, bool) {
+	var first time.Duration
+	found := false
+	for _, t := range p.throttled {
+		if !found || t.retry < first {
+			first, found = t.retry, true
+		}
+	}
+	return first, found
+}
+
+// resumeThrottled puts throttled containers whose wait is over back in
+// the deadline heap.
+func (p *purger) resumeThrottled() {
+	now := p.e.real.Elapsed()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for rid, t := range p.throttled {
+		if t.retry <= now {
+			p.deadlines.lower(rid, t.at)
+			delete(p.throttled, rid)
+		}
 	}
 }
 
@@ -160,29 +227,54 @@ func (p *purger) plan(rid [8]byte) {
 		p.forget(rid)
 		return
 	}
-	at, ok, err := nextDeadline(p.e.store, c)
+	p.mu.Lock()
+	notes := p.notes
+	p.mu.Unlock()
+	at, ok, err := nextDeadline(p.e.store, c, p.cursor(rid))
 	if err != nil {
 		p.e.log.Error("ttl: read next deadline", "container", c.id, "err", err)
 		return
 	}
 	p.mu.Lock()
-	if ok {
+	defer p.mu.Unlock()
+	switch {
+	case p.notes != notes:
+		// A write may have noted an earlier deadline than storage showed
+		// this read: keep whichever is earlier.
+		if ok {
+			p.deadlines.lower(rid, at)
+		}
+	case ok:
 		p.deadlines.set(rid, at)
-	} else {
+	default:
 		p.deadlines.remove(rid)
 	}
-	p.mu.Unlock()
 }
 
-func nextDeadline(store storage.Store, c *container) (at int64, ok bool, err error) {
+// cursor marks where a container's expiry keyspaces still hold entries:
+// every entry before own (an expireAt) or before ts (a _ts) is purged.
+type cursor struct{ own, ts int64 }
+
+var fromStart = cursor{own: math.MinInt64, ts: math.MinInt64}
+
+func (p *purger) cursor(rid [8]byte) cursor {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cur, ok := p.cursors[rid]; ok {
+		return cur
+	}
+	return fromStart
+}
+
+func nextDeadline(store storage.Store, c *container, from cursor) (at int64, ok bool, err error) {
 	err = store.View(context.Background(), func(r storage.Reader) error {
-		if t, found, err := firstTime(r, spaceExpOwn, c.rid); err != nil {
+		if t, found, err := firstTime(r, spaceExpOwn, c.rid, from.own); err != nil {
 			return err
 		} else if found {
 			at, ok = t, true
 		}
 		if c.ttl > 0 {
-			t, found, err := firstTime(r, spaceExpTs, c.rid)
+			t, found, err := firstTime(r, spaceExpTs, c.rid, from.ts)
 			if err != nil {
 				return err
 			}
@@ -195,11 +287,11 @@ func nextDeadline(store storage.Store, c *container) (at int64, ok bool, err err
 	return at, ok, err
 }
 
-// firstTime returns the time element of the first key in an expiry
-// keyspace of a container.
-func firstTime(r storage.Reader, space byte, rid [8]byte) (int64, bool, error) {
+// firstTime returns the time element of the first key at or after from
+// in an expiry keyspace of a container.
+func firstTime(r storage.Reader, space byte, rid [8]byte, from int64) (int64, bool, error) {
 	prefix := collPrefix(space, rid)
-	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+	it := r.Scan(keys.AppendInt64(append([]byte(nil), prefix...), from), keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	if !it.Next() {
 		return 0, false, it.Err()
@@ -210,37 +302,84 @@ func firstTime(r storage.Reader, space byte, rid [8]byte) (int64, bool, error) {
 
 // purgeDue purges every container whose deadline has come.
 func (p *purger) purgeDue() {
-	now := p.e.nowSec()
+	// Observe the wall clock for the visibility high-water mark first, so
+	// no write after this pass gets a _ts (and so an expiry) behind the
+	// instant purged up to; the cursors rely on that.
+	p.e.guard.now()
+	now := p.e.guard.purgeNow().Unix()
+	var due []deadline
+	p.mu.Lock()
 	for {
-		p.mu.Lock()
 		next, ok := p.deadlines.peek()
 		if !ok || next.at > now {
-			p.mu.Unlock()
-			return
+			break
 		}
 		p.deadlines.remove(next.rid)
-		p.mu.Unlock()
-		c := p.e.containerByRID(next.rid)
+		due = append(due, next)
+	}
+	p.mu.Unlock()
+	for _, d := range due {
+		c := p.e.containerByRID(d.rid)
 		if c == nil || !c.ttl.On() {
 			continue
 		}
-		if err := p.purgeContainer(c, now); err != nil {
-			p.e.log.Error("ttl: purge", "container", c.id, "err", err)
+		retry, err := p.purgeContainer(c, now, d.at)
+		if err != nil {
+			p.e.log.Error("ttl: purge", "container", c.label(), "err", err)
+			retry = time.Second // try again, but never spin on a failing store
+		}
+		if retry > 0 {
+			p.mu.Lock()
+			p.throttled[c.rid] = throttledPurge{at: d.at, retry: p.e.real.Elapsed() + retry}
+			p.mu.Unlock()
+			continue
 		}
 		p.plan(c.rid)
 	}
 }
 
+// purgeItemEstimate is what purging one small item costs, for sizing a
+// batch to the throughput available before the items are read.
+var purgeItemEstimate = chargeWrite(1024)
+
 // purgeContainer deletes the items of c that have expired by now, in
 // batches, each one re-checked against its stored version and the
-// container's current settings inside the deleting transaction.
-func (p *purger) purgeContainer(c *container, now int64) error {
+// container's current settings inside the deleting transaction. When the
+// container's offer has no spare throughput it stops and returns how
+// long to wait; since is when its earliest item expired.
+func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Duration, err error) {
+	label := c.label()
+	m := p.e.metrics
+	b := p.e.bucketFor(c)
 	for {
-		due, err := dueEntries(p.e.store, c, now, purgeBatch)
-		if err != nil || len(due) == 0 {
-			return err
+		limit := purgeBatch
+		if b != nil {
+			allow, wait := b.purgeAllowance(purgeItemEstimate, p.e.real.Elapsed())
+			if wait > 0 {
+				m.TTLPurgeThrottled.WithLabelValues(label).Add(wait.Seconds())
+				m.TTLOldestUnpurged.WithLabelValues(label).Set(float64(now - since))
+				if n, err := countDue(p.e.store, c, now); err == nil {
+					m.TTLBacklog.WithLabelValues(label).Set(float64(n))
+				}
+				return wait, nil
+			}
+			limit = max(1, min(purgeBatch, int(allow/purgeItemEstimate)))
 		}
+		due, next, err := dueEntries(p.e.store, c, p.cursor(c.rid), now, limit)
+		if err != nil {
+			return 0, err
+		}
+		if len(due) == 0 {
+			m.TTLBacklog.WithLabelValues(label).Set(0)
+			m.TTLOldestUnpurged.WithLabelValues(label).Set(0)
+			return 0, nil
+		}
+		var (
+			ru       float64
+			expiries []int64
+		)
 		err = p.e.store.Update(context.Background(), func(w storage.Writer) error {
+			ru, expiries = 0, expiries[:0]
 			st, err := readCollState(w, c.rid)
 			if err != nil {
 				return err
@@ -264,21 +403,54 @@ func (p *purger) purgeContainer(c *container, now int64) error {
 				if exists {
 					continue // rewritten since the scan
 				}
-				if err := removeItem(w, c, key, h, d.pk, d.id); err != nil {
+				v := itemVersion{key: key, pkEnc: d.pk, id: d.id, storedItem: storedItem{doc: old, h: h}}
+				if err := removeItem(w, c, &st, now, c.logRetention() > 0, v, true); err != nil {
 					return err
 				}
 				purged++
+				ru += chargeWrite(len(old))
+				at, _ := ttl.ExpireAt(h.ts, h.ttl, c.ttl)
+				expiries = append(expiries, at)
 			}
 			if purged == 0 {
 				return nil
 			}
-			st.lsn += uint64(purged)
 			return w.Set(collMetaKey(c.rid), st.encode())
 		})
-		if err != nil || len(due) < purgeBatch {
-			return err
+		if err != nil {
+			return 0, err
+		}
+		p.mu.Lock()
+		p.cursors[c.rid] = next
+		p.mu.Unlock()
+		if b != nil {
+			b.chargePurge(ru, p.e.real.Elapsed())
+		}
+		purgedAt := p.e.clock.Now()
+		lag := m.TTLPurgeLag.WithLabelValues(label)
+		for _, at := range expiries {
+			d := purgedAt.Sub(time.Unix(at, 0))
+			lag.Observe(d.Seconds())
+			if p.e.onPurge != nil {
+				p.e.onPurge(d)
+			}
+		}
+		m.TTLPurged.WithLabelValues(label).Add(float64(len(expiries)))
+		m.TTLPurgeUnits.WithLabelValues(label).Add(ru)
+		if len(due) < limit {
+			m.TTLBacklog.WithLabelValues(label).Set(0)
+			m.TTLOldestUnpurged.WithLabelValues(label).Set(0)
+			return 0, nil
 		}
 	}
+}
+
+// countDue counts a container's expired, unpurged items (up to a cap),
+// for the backlog gauge when purging is throttled.
+func countDue(store storage.Store, c *container, now int64) (int, error) {
+	const limit = 1_000_000
+	due, _, err := dueEntries(store, c, fromStart, now, limit)
+	return len(due), err
 }
 
 type dueEntry struct {
@@ -288,38 +460,49 @@ type dueEntry struct {
 }
 
 // dueEntries returns up to limit items of c whose expiry is at or before
-// now, from both expiry keyspaces.
-func dueEntries(store storage.Store, c *container, now int64, limit int) ([]dueEntry, error) {
-	var out []dueEntry
-	err := store.View(context.Background(), func(r storage.Reader) error {
-		scan := func(space byte, through int64) error {
+// now, from both expiry keyspaces, scanning from cursor from. next is
+// the cursor once they are purged: past each keyspace's due bound if it
+// was read to the end, else at the last entry returned (inclusive, as
+// more entries may share its time).
+func dueEntries(store storage.Store, c *container, from cursor, now int64, limit int) (due []dueEntry, next cursor, err error) {
+	next = from
+	err = store.View(context.Background(), func(r storage.Reader) error {
+		scan := func(space byte, start, through int64) (int64, error) {
 			prefix := collPrefix(space, c.rid)
-			it := r.Scan(prefix, keys.AppendInt64(append([]byte(nil), prefix...), through+1), false)
+			lo := keys.AppendInt64(append([]byte(nil), prefix...), start)
+			it := r.Scan(lo, keys.AppendInt64(append([]byte(nil), prefix...), through+1), false)
 			defer it.Close()
-			for len(out) < limit && it.Next() {
-				rest := it.Key()[len(prefix)+8:]
+			for it.Next() {
+				t, rest, err := keys.DecodeInt64(it.Key()[len(prefix):])
+				if err != nil {
+					return 0, err
+				}
+				if len(due) == limit {
+					return t, it.Err()
+				}
 				_, afterPK, err := decodePK(rest, len(c.pk.paths))
 				if err != nil {
-					return err
+					return 0, err
 				}
 				id, _, err := keys.DecodeBytes(afterPK)
 				if err != nil {
-					return err
+					return 0, err
 				}
 				pk := append([]byte(nil), rest[:len(rest)-len(afterPK)]...)
-				out = append(out, dueEntry{key: append([]byte(nil), it.Key()...), pk: pk, id: string(id)})
+				due = append(due, dueEntry{key: append([]byte(nil), it.Key()...), pk: pk, id: string(id)})
 			}
-			return it.Err()
+			return max(start, through+1), it.Err()
 		}
-		if err := scan(spaceExpOwn, now); err != nil {
+		var err error
+		if next.own, err = scan(spaceExpOwn, from.own, now); err != nil {
 			return err
 		}
-		if c.ttl > 0 && len(out) < limit {
-			return scan(spaceExpTs, now-int64(c.ttl))
+		if c.ttl > 0 && len(due) < limit {
+			next.ts, err = scan(spaceExpTs, from.ts, now-int64(c.ttl))
 		}
-		return nil
+		return err
 	})
-	return out, err
+	return due, next, err
 }
 
 // containerByRID finds a container in the current catalog.

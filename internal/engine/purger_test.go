@@ -37,7 +37,7 @@ func containerBodyWith(def string) string {
 func TestPurgerDeletesAtDeadline(t *testing.T) {
 	e, clk := newTestEngine(t)
 	mustCreate(t, e, "db", "c", containerBodyWith(`,"defaultTtl":10`))
-	write(t, e, "c", `{"id":"default","pk":"p"}`)  // expires at +10
+	write(t, e, "c", `{"id":"default","pk":"p"}`)     // expires at +10
 	write(t, e, "c", `{"id":"own","pk":"p","ttl":5}`) // expires at +5
 	write(t, e, "c", `{"id":"pinned","pk":"p","ttl":-1}`)
 

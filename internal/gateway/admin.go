@@ -56,3 +56,12 @@ func writeClock(w http.ResponseWriter, now time.Time) error {
 	out, _ := json.Marshal(map[string]any{"now": now.UTC().Format(time.RFC3339Nano), "epochSeconds": now.Unix()})
 	return writeResource(w, http.StatusOK, engine.Resource{Body: out, Charge: 1})
 }
+
+// ttlStatus serves GET /_ebb/containers/{db}/{coll}/ttl.
+func (g *Gateway) ttlStatus(w http.ResponseWriter, r *http.Request) error {
+	body, err := g.eng.ContainerTTL(r.Context(), r.PathValue("db"), r.PathValue("coll"))
+	if err != nil {
+		return err
+	}
+	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
+}

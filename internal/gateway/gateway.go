@@ -23,6 +23,7 @@ import (
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -44,7 +45,11 @@ type Options struct {
 	CertPEM []byte
 	// Explorer serves /_explorer/ (nil: not mounted).
 	Explorer http.Handler
-	Logger   *slog.Logger
+	// Metrics receives request metrics; served at GET /metrics unless
+	// NoMetricsRoute is set (the server then serves them elsewhere).
+	Metrics        *metrics.Registry
+	NoMetricsRoute bool
+	Logger         *slog.Logger
 }
 
 // Gateway serves the REST API.
@@ -75,8 +80,8 @@ type handler func(w http.ResponseWriter, r *http.Request) error
 // Handler returns the HTTP handler for the whole API.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	api := func(pattern string, h handler) { mux.Handle(pattern, g.authed(h)) }
-	open := func(pattern string, h handler) { mux.Handle(pattern, g.unauthed(h)) }
+	api := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, true)) }
+	open := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, false)) }
 
 	api("GET /{$}", g.account)
 
@@ -114,6 +119,10 @@ func (g *Gateway) Handler() http.Handler {
 	api("GET /_ebb/clock", g.readClock)
 	api("POST /_ebb/clock", g.setClock)
 	open("GET /_ebb/health", g.health)
+	api("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
+	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
+		mux.Handle("GET /metrics", g.opts.Metrics.Handler())
+	}
 	open("GET /_explorer/emulator.pem", g.certificate)
 	if g.opts.Explorer != nil {
 		mux.Handle("/_explorer/", g.opts.Explorer)
@@ -139,19 +148,14 @@ func foldTrailingSlash(next http.Handler) http.Handler {
 	})
 }
 
-// authed wraps an API handler: activity id, master-key check, panic
-// recovery and error mapping.
-func (g *Gateway) authed(h handler) http.Handler {
-	return g.wrap(h, true)
-}
-
-func (g *Gateway) unauthed(h handler) http.Handler {
-	return g.wrap(h, false)
-}
-
-func (g *Gateway) wrap(h handler, checkAuth bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := g.opts.WallClock.Now()
+// wrap is what every request goes through, written once: activity id,
+// master-key check, throughput admission and charging, panic recovery,
+// error mapping, metrics. operation is the route pattern, which labels
+// the request's metrics.
+func (g *Gateway) wrap(operation string, h handler, checkAuth bool) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := g.opts.WallClock.Elapsed()
+		w := &recorder{ResponseWriter: rw}
 		activity := r.Header.Get("x-ms-activity-id")
 		if activity == "" {
 			activity = newActivityID()
@@ -162,16 +166,71 @@ func (g *Gateway) wrap(h handler, checkAuth bool) http.Handler {
 				g.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p)
 				g.writeError(w, r, errors.New("internal error"))
 			}
+			g.observe(operation, r, w, g.opts.WallClock.Elapsed()-start)
 		}()
 		err := g.checkAuth(r, checkAuth)
+		db, coll := r.PathValue("db"), r.PathValue("coll")
+		if err == nil && coll != "" {
+			err = g.eng.Admit(db, coll)
+		}
 		if err == nil {
 			err = h(w, r)
 		}
 		if err != nil {
 			g.writeError(w, r, err)
 		}
-		g.log.Debug("request", "method", r.Method, "path", r.URL.Path, "took", g.opts.WallClock.Now().Sub(start))
+		if coll != "" {
+			g.eng.Charge(db, coll, w.charge())
+		}
 	})
+}
+
+// recorder remembers the status a handler wrote.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *recorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// charge is the request charge the handler reported.
+func (w *recorder) charge() float64 {
+	f, _ := strconv.ParseFloat(w.Header().Get("x-ms-request-charge"), 64)
+	return f
+}
+
+// observe records a finished request in the metrics.
+func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took time.Duration) {
+	m := g.opts.Metrics
+	if m == nil {
+		return
+	}
+	status := w.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	m.RequestDuration.WithLabelValues(operation, strconv.Itoa(status)).Observe(took.Seconds())
+	if ru := w.charge(); ru > 0 {
+		m.RequestUnits.WithLabelValues(operation).Add(ru)
+	}
+	if status == http.StatusTooManyRequests {
+		m.Throttled.WithLabelValues(operation).Inc()
+	}
+	if g.log.Enabled(r.Context(), slog.LevelDebug) {
+		g.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", status, "took", took)
+	}
 }
 
 func (g *Gateway) checkAuth(r *http.Request, required bool) error {

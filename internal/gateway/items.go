@@ -25,7 +25,7 @@ func (g *Gateway) postItems(w http.ResponseWriter, r *http.Request) error {
 	case isQuery(r):
 		return g.queryItems(w, r, body)
 	case r.Header.Get("x-ms-cosmos-is-batch-request") != "":
-		return &engine.Error{Kind: engine.KindNotImplemented, Message: "Transactional batch and bulk requests are not implemented yet by Ebb."}
+		return g.batch(w, r, body)
 	}
 	kind := engine.Create
 	if strings.EqualFold(r.Header.Get("x-ms-documentdb-is-upsert"), "true") {
@@ -95,10 +95,11 @@ func (g *Gateway) deleteItem(w http.ResponseWriter, r *http.Request) error {
 	return writeResource(w, http.StatusNoContent, res)
 }
 
-// readFeed serves GET …/docs: the read feed, paged.
+// readFeed serves GET …/docs: the read feed, paged, or with A-IM the
+// change feed.
 func (g *Gateway) readFeed(w http.ResponseWriter, r *http.Request) error {
 	if r.Header.Get("A-IM") != "" {
-		return &engine.Error{Kind: engine.KindNotImplemented, Message: "The change feed (A-IM: " + r.Header.Get("A-IM") + ") is not implemented yet by Ebb."}
+		return g.changeFeed(w, r)
 	}
 	req, err := queryRequest(r, nil)
 	if err != nil {

@@ -19,8 +19,10 @@ import (
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/gateway"
+	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
+	"github.com/ebbdb/ebb/web"
 )
 
 // Config is everything a server can be told.
@@ -39,7 +41,23 @@ type Config struct {
 	// DisablePurger keeps expired items in storage (still invisible), so
 	// tests can look at what an unpurged item does.
 	DisablePurger bool
-	Logger        *slog.Logger
+	// EnforceThroughput answers requests beyond their offer with 429.
+	EnforceThroughput bool
+	// PurgeFloor is the share of an offer the TTL purger may always use.
+	PurgeFloor float64
+	// ClockGrace is how long a forward wall-clock jump is distrusted
+	// before purging follows it.
+	ClockGrace time.Duration
+	// MetricsListen serves /metrics on another address instead of the
+	// API listener.
+	MetricsListen string
+	// WrapStore, if set, wraps the store the engine uses (benchmarks
+	// count storage operations this way).
+	WrapStore func(storage.Store) storage.Store
+	// OnPurge, if set, is told each purged item's lag (purge time minus
+	// expiry time).
+	OnPurge func(lag time.Duration)
+	Logger  *slog.Logger
 	// Clock overrides the engine clock (tests); with ClockControl and no
 	// Clock a manual clock starting at the current time is made.
 	Clock clock.Clock
@@ -47,12 +65,14 @@ type Config struct {
 
 // Server is a running Ebb.
 type Server struct {
-	cfg      Config
-	store    storage.Store
-	Engine   *engine.Engine
-	Manual   *clock.Manual
-	http     *http.Server
-	listener net.Listener
+	cfg         Config
+	store       storage.Store
+	Engine      *engine.Engine
+	Manual      *clock.Manual
+	Metrics     *metrics.Registry
+	metricsHTTP *http.Server
+	http        *http.Server
+	listener    net.Listener
 	// URL is the endpoint clients connect to.
 	URL     string
 	CertPEM []byte
@@ -99,7 +119,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Engine, err = engine.Open(ctx, s.store, engine.Options{Clock: engineClock, Logger: cfg.Logger, DisablePurger: cfg.DisablePurger})
+	s.Metrics = metrics.New()
+	store := s.store
+	if cfg.WrapStore != nil {
+		store = cfg.WrapStore(store)
+	}
+	s.Engine, err = engine.Open(ctx, store, engine.Options{
+		Clock: engineClock, RealClock: wall, Logger: cfg.Logger, Metrics: s.Metrics,
+		DisablePurger: cfg.DisablePurger, EnforceThroughput: cfg.EnforceThroughput,
+		PurgeFloor: cfg.PurgeFloor, ClockGrace: cfg.ClockGrace, OnPurge: cfg.OnPurge,
+	})
 	if err != nil {
 		s.store.Close()
 		return nil, err
@@ -127,6 +156,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	gw := gateway.New(gateway.Options{
 		Engine: s.Engine, Verifier: verifier, WallClock: wall, ManualClock: s.Manual,
 		Advertise: cfg.Advertise, CertPEM: s.CertPEM, Logger: cfg.Logger,
+		Metrics: s.Metrics, NoMetricsRoute: cfg.MetricsListen != "",
+		Explorer: web.Handler(web.Config{EmulatorKey: cfg.Key, ClockControl: cfg.ClockControl}),
 	})
 	s.listener, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -143,6 +174,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	if cfg.MetricsListen != "" {
+		ml, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			s.listener.Close()
+			s.close()
+			return nil, fmt.Errorf("metrics listener: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.Metrics.Handler())
+		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+		go s.metricsHTTP.Serve(ml)
 	}
 	go func() {
 		var err error
@@ -168,6 +211,9 @@ func (s *Server) Done() <-chan error { return s.done }
 // Shutdown stops accepting requests, waits for those in flight, stops the
 // engine and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if s.metricsHTTP != nil {
+		s.metricsHTTP.Shutdown(ctx)
+	}
 	err := s.http.Shutdown(ctx)
 	if cerr := s.close(); err == nil {
 		err = cerr

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// CheckConsistency verifies, in one snapshot, that every container's
+// keyspaces agree: each stored item has exactly its expiry-index entry
+// and its latest-version entry, no entry lacks its item, and the
+// container state is ahead of every item's LSN and _ts. It reads
+// everything: for tests, crash checks and tools, not for serving.
+func (e *Engine) CheckConsistency(ctx context.Context) error {
+	var problems []error
+	report := func(format string, args ...any) {
+		if len(problems) < 20 {
+			problems = append(problems, fmt.Errorf(format, args...))
+		}
+	}
+	err := e.store.View(ctx, func(r storage.Reader) error {
+		for _, db := range e.catalogSnapshot().dbs {
+			for _, c := range db.colls {
+				if err := checkContainer(r, c, report); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return errors.Join(problems...)
+}
+
+func checkContainer(r storage.Reader, c *container, report func(string, ...any)) error {
+	st, err := readCollState(r, c.rid)
+	if err != nil {
+		return err
+	}
+	prefix := collPrefix(spaceDoc, c.rid)
+	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+	defer it.Close()
+	docs, expiring := 0, 0
+	for it.Next() {
+		docs++
+		key := it.Key()
+		h, _, err := decodeItem(it.Value())
+		if err != nil {
+			report("%s: item %x: %v", c.label(), key, err)
+			continue
+		}
+		pk, rest, err := decodePK(key[len(prefix):], len(c.pk.paths))
+		if err != nil {
+			report("%s: item key %x: %v", c.label(), key, err)
+			continue
+		}
+		id, _, err := keys.DecodeBytes(rest)
+		if err != nil {
+			report("%s: item key %x: %v", c.label(), key, err)
+			continue
+		}
+		if h.lsn > st.lsn || h.ts > st.lastTs {
+			report("%s: item %q has lsn %d, _ts %d beyond the container's %d, %d", c.label(), id, h.lsn, h.ts, st.lsn, st.lastTs)
+		}
+		if k := expiryKey(c, h, pk.encode(nil), string(id)); k != nil {
+			expiring++
+			if _, err := r.Get(k); err != nil {
+				report("%s: item %q lacks its expiry entry: %v", c.label(), id, err)
+			}
+		}
+		if _, err := r.Get(latestKey(c.rid, h.lsn)); err != nil {
+			report("%s: item %q lacks its latest-version entry at lsn %d: %v", c.label(), id, h.lsn, err)
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	entries := 0
+	for _, space := range []byte{spaceExpOwn, spaceExpTs} {
+		n, err := countKeys(r, collPrefix(space, c.rid))
+		if err != nil {
+			return err
+		}
+		entries += n
+	}
+	if entries != expiring {
+		report("%s: %d expiry entries for %d expiring items", c.label(), entries, expiring)
+	}
+	latest, err := countKeys(r, collPrefix(spaceLatest, c.rid))
+	if err != nil {
+		return err
+	}
+	if latest != docs {
+		report("%s: %d latest-version entries for %d items", c.label(), latest, docs)
+	}
+	return nil
+}
+
+func countKeys(r storage.Reader, prefix []byte) (int, error) {
+	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+	defer it.Close()
+	n := 0
+	for it.Next() {
+		n++
+	}
+	return n, it.Err()
+}

@@ -1,0 +1,287 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/storage/pebble"
+)
+
+// The model test drives the engine with random writes, deletes, patches,
+// container TTL changes and clock moves, and compares every read path
+// with a reference model written from the TTL contract alone, after every
+// operation. EBB_MODEL_OPS sets the number of operations (default 3,000
+// per mode).
+
+type modelItem struct {
+	ts  int64
+	ttl int64 // 0 absent, -1 never, n seconds
+}
+
+type model struct {
+	items map[string]modelItem // by "pk/id"
+	def   int64                // 0 off, -1 on without default, n
+	now   int64                // the highest instant served
+}
+
+// expired is the contract's rule, written out independently of package
+// ttl: an item expires at _ts + its own ttl if positive, else at _ts +
+// the default if positive, and only while the container's TTL is on.
+func (m *model) expired(it modelItem) bool {
+	if m.def == 0 || it.ttl == -1 {
+		return false
+	}
+	life := it.ttl
+	if life == 0 {
+		life = m.def
+	}
+	return life > 0 && it.ts+life <= m.now
+}
+
+func (m *model) visible() []string {
+	var out []string
+	for k, it := range m.items {
+		if !m.expired(it) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func modelOps() int {
+	if n, err := strconv.Atoi(os.Getenv("EBB_MODEL_OPS")); err == nil && n > 0 {
+		return n
+	}
+	return 3000
+}
+
+// TestModelVisibility runs without the purger, so that turning TTL off
+// (which shows expired, unpurged items again) is deterministic, and
+// includes backward wall-clock steps.
+func TestModelVisibility(t *testing.T) { runModel(t, false, 1) }
+
+// TestModelWithPurger runs with the purger and never turns TTL off or
+// lengthens the default (either could show an expired item again only if
+// it was not purged yet); after each clock move it waits for the purge
+// and checks that storage holds exactly the visible items.
+func TestModelWithPurger(t *testing.T) { runModel(t, true, 2) }
+
+func runModel(t *testing.T, purge bool, seed uint64) {
+	store, err := pebble.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	clk := clock.NewManual(start)
+	e, err := Open(context.Background(), store, Options{Clock: clk, DisablePurger: !purge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { e.Close(); store.Close() }()
+	ctx := context.Background()
+	// A large offer: the purger respects throughput, and this test is
+	// about what it purges, not how fast.
+	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":10}`), ThroughputHeaders{Offer: "1000000"}); err != nil {
+		t.Fatal(err)
+	}
+	m := &model{items: map[string]modelItem{}, def: 10, now: start.Unix()}
+	rng := rand.New(rand.NewPCG(seed, 42))
+	pks := []string{"a", "b", "c"}
+	ttls := []int64{0, 0, -1, 1, 2, 5, 30}
+
+	for op := 0; op < modelOps(); op++ {
+		pk, id := pks[rng.IntN(len(pks))], strconv.Itoa(rng.IntN(12))
+		key := pk + "/" + id
+		ref := ItemRef{DB: "db", Coll: "c", ID: id, PK: `["` + pk + `"]`, HasPK: true}
+		it, stored := m.items[key]
+		exists := stored && !m.expired(it)
+		ttl := ttls[rng.IntN(len(ttls))]
+		body := fmt.Sprintf(`{"id":%q,"pk":%q`, id, pk)
+		if ttl != 0 {
+			body += fmt.Sprintf(`,"ttl":%d`, ttl)
+		}
+		body += "}"
+		var what string
+		var err error
+		switch r := rng.IntN(100); {
+		case r < 25:
+			what = "create"
+			_, err = e.WriteItem(ctx, ref, Create, []byte(body), "")
+			if exists != (err != nil) {
+				t.Fatalf("op %d create %s: err %v, model exists %v", op, key, err, exists)
+			}
+			if !exists {
+				m.items[key] = modelItem{ts: m.now, ttl: ttl}
+			}
+		case r < 45:
+			what = "upsert"
+			if _, err = e.WriteItem(ctx, ref, Upsert, []byte(body), ""); err != nil {
+				t.Fatalf("op %d upsert %s: %v", op, key, err)
+			}
+			m.items[key] = modelItem{ts: m.now, ttl: ttl}
+		case r < 55:
+			what = "replace"
+			_, err = e.WriteItem(ctx, ref, Replace, []byte(body), "")
+			if exists != (err == nil) {
+				t.Fatalf("op %d replace %s: err %v, model exists %v", op, key, err, exists)
+			}
+			if exists {
+				m.items[key] = modelItem{ts: m.now, ttl: ttl}
+			}
+		case r < 62:
+			what = "patch ttl"
+			patch := fmt.Sprintf(`[{"op":"set","path":"/ttl","value":%d}]`, max(ttl, 1))
+			_, err = e.PatchItem(ctx, ref, []byte(patch), "")
+			if exists != (err == nil) {
+				t.Fatalf("op %d patch %s: err %v, model exists %v", op, key, err, exists)
+			}
+			if exists {
+				m.items[key] = modelItem{ts: m.now, ttl: max(ttl, 1)}
+			}
+		case r < 72:
+			what = "delete"
+			_, err = e.DeleteItem(ctx, ref, "")
+			if exists != (err == nil) {
+				t.Fatalf("op %d delete %s: err %v, model exists %v", op, key, err, exists)
+			}
+			if exists {
+				delete(m.items, key)
+			}
+		case r < 90:
+			what = "advance"
+			d := time.Duration(rng.IntN(4000)) * time.Millisecond
+			clk.Advance(d)
+			m.now = max(m.now, clk.Now().Unix())
+		case r < 94 && !purge:
+			what = "step back"
+			clk.StepWall(-time.Duration(rng.IntN(20)) * time.Second)
+		default:
+			what = "default"
+			choices := []int64{-1, 5, 10, 20}
+			if !purge {
+				choices = append(choices, 0)
+			}
+			def := choices[rng.IntN(len(choices))]
+			if purge && def > 0 && (m.def < 0 || def > m.def) {
+				def = m.def // never lengthen with the purger on
+			}
+			body := `{"id":"c","partitionKey":{"paths":["/pk"]}`
+			if def != 0 {
+				body += fmt.Sprintf(`,"defaultTtl":%d`, def)
+			}
+			if _, err := e.ReplaceContainer(ctx, "db", "c", []byte(body+"}"), ""); err != nil {
+				t.Fatalf("op %d default %d: %v", op, def, err)
+			}
+			m.def = def
+		}
+		// Lazy deletion from the model of what can never come back keeps
+		// the purger mode comparable with storage.
+		if purge {
+			for k, it := range m.items {
+				if m.expired(it) {
+					delete(m.items, k)
+				}
+			}
+		}
+		compareModel(t, e, m, op, what)
+		if purge && what == "advance" {
+			waitUntil(t, fmt.Sprintf("op %d: purge to storage = visible set\n%s\nmodel %v", op, dumpState(e), m.visible()), func() bool {
+				return e.StoredItems() == len(m.visible())
+			})
+		}
+	}
+	if err := e.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compareModel checks point reads of every key and, every few operations,
+// the read feed, a cross-partition query and COUNT against the model.
+func compareModel(t *testing.T, e *Engine, m *model, op int, what string) {
+	t.Helper()
+	ctx := context.Background()
+	want := m.visible()
+	for _, pk := range []string{"a", "b", "c"} {
+		for i := 0; i < 12; i++ {
+			id := strconv.Itoa(i)
+			key := pk + "/" + id
+			it, stored := m.items[key]
+			wantVisible := stored && !m.expired(it)
+			_, err := e.ReadItem(ctx, ItemRef{DB: "db", Coll: "c", ID: id, PK: `["` + pk + `"]`, HasPK: true}, "")
+			if wantVisible != (err == nil) {
+				t.Fatalf("after op %d (%s): read %s: err %v, model visible %v (item %+v, default %d, now %d)", op, what, key, err, wantVisible, it, m.def, m.now)
+			}
+		}
+	}
+	if op%7 != 0 {
+		return
+	}
+	feed, err := e.ReadFeed(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, MaxItemCount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowKeys(t, feed.Rows); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after op %d (%s): read feed %v, model %v", op, what, got, want)
+	}
+	body := []byte(`{"query":"SELECT VALUE COUNT(1) FROM c WHERE c.id != 'x'"}`)
+	res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: body, CrossPartition: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || string(res.Rows[0]) != strconv.Itoa(len(want)) {
+		t.Fatalf("after op %d (%s): COUNT %s, model %d", op, what, res.Rows, len(want))
+	}
+}
+
+func rowKeys(t *testing.T, rows [][]byte) []string {
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		var d struct{ ID, PK string }
+		if err := json.Unmarshal(r, &d); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d.PK+"/"+d.ID)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dumpState describes the purger and the stored keys, for a failure
+// message.
+func dumpState(e *Engine) string {
+	out := ""
+	c, _ := e.catalogSnapshot().container("db", "c")
+	out += fmt.Sprintf("def=%d now=%d purgeNow=%d\n", c.ttl, e.guard.now(), e.guard.purgeNow().Unix())
+	e.purger.mu.Lock()
+	out += fmt.Sprintf("heap=%v throttled=%v cursors=%v dirty=%v\n", e.purger.deadlines.items, e.purger.throttled, e.purger.cursors, e.purger.dirty)
+	e.purger.mu.Unlock()
+	e.store.View(context.Background(), func(r storage.Reader) error {
+		for _, sp := range []byte{spaceDoc, spaceExpOwn, spaceExpTs} {
+			it := r.Scan([]byte{sp}, []byte{sp + 1}, false)
+			for it.Next() {
+				if sp == spaceDoc {
+					h, _, _ := decodeItem(it.Value())
+					out += fmt.Sprintf("doc %x ts=%d ttl=%d\n", it.Key()[9:], h.ts, h.ttl)
+				} else {
+					out += fmt.Sprintf("exp%d %x\n", sp, it.Key()[9:])
+				}
+			}
+			it.Close()
+		}
+		return nil
+	})
+	return out
+}

@@ -1,0 +1,101 @@
+// Package metrics owns Ebb's Prometheus metrics: their names, labels and
+// buckets, in one registry per server so tests that run several servers
+// in one process keep their figures apart.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Registry holds every metric a server exports.
+type Registry struct {
+	reg *prometheus.Registry
+
+	// Requests.
+	RequestDuration *prometheus.HistogramVec // operation, status
+	RequestUnits    *prometheus.CounterVec   // operation
+	Throttled       *prometheus.CounterVec   // operation
+
+	// TTL expiry. The container label is "<db>/<container>".
+	TTLPurged         *prometheus.CounterVec
+	TTLPurgeLag       *prometheus.HistogramVec
+	TTLPurgerWakeups  prometheus.Counter
+	TTLPurgeThrottled *prometheus.CounterVec
+	TTLPurgeUnits     *prometheus.CounterVec
+	TTLBacklog        *prometheus.GaugeVec
+	TTLOldestUnpurged *prometheus.GaugeVec
+}
+
+// New returns a registry with every metric registered, plus the Go
+// runtime and process collectors.
+func New() *Registry {
+	r := &Registry{reg: prometheus.NewRegistry()}
+	r.RequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "ebb_request_duration_seconds",
+		Help:    "Time to serve a request, by operation and HTTP status.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	}, []string{"operation", "status"})
+	r.RequestUnits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ebb_request_units_total",
+		Help: "Request units charged, by operation.",
+	}, []string{"operation"})
+	r.Throttled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ebb_throttled_requests_total",
+		Help: "Requests answered 429 because their offer's throughput was used up.",
+	}, []string{"operation"})
+	r.TTLPurged = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ebb_ttl_purged_total",
+		Help: "Expired items physically deleted by the purger.",
+	}, []string{"container"})
+	r.TTLPurgeLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "ebb_ttl_purge_lag_seconds",
+		Help:    "Purge time minus expiry time of each purged item.",
+		Buckets: []float64{.01, .05, .1, .25, .5, 1, 2, 5, 10, 30, 60, 300, 3600},
+	}, []string{"container"})
+	r.TTLPurgerWakeups = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ebb_ttl_purger_wakeups_total",
+		Help: "Times the purger woke up (a deadline came, or a write or container change re-planned it).",
+	})
+	r.TTLPurgeThrottled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ebb_ttl_purge_throttled_seconds_total",
+		Help: "Time the purger waited for spare throughput.",
+	}, []string{"container"})
+	r.TTLPurgeUnits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ebb_ttl_purge_ru_total",
+		Help: "Request units the purger spent.",
+	}, []string{"container"})
+	r.TTLBacklog = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ebb_ttl_backlog_items",
+		Help: "Expired items not yet purged, as of the purger's last pass.",
+	}, []string{"container"})
+	r.TTLOldestUnpurged = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ebb_ttl_oldest_unpurged_age_seconds",
+		Help: "How long ago the oldest unpurged item expired, as of the purger's last pass.",
+	}, []string{"container"})
+	r.reg.MustRegister(
+		r.RequestDuration, r.RequestUnits, r.Throttled,
+		r.TTLPurged, r.TTLPurgeLag, r.TTLPurgerWakeups, r.TTLPurgeThrottled, r.TTLPurgeUnits,
+		r.TTLBacklog, r.TTLOldestUnpurged,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return r
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (r *Registry) Handler() http.Handler {
+	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{})
+}
+
+// ForgetContainer drops a deleted container's series.
+func (r *Registry) ForgetContainer(label string) {
+	for _, v := range []interface{ DeleteLabelValues(...string) bool }{
+		r.TTLPurged, r.TTLPurgeLag, r.TTLPurgeThrottled, r.TTLPurgeUnits, r.TTLBacklog, r.TTLOldestUnpurged,
+	} {
+		v.DeleteLabelValues(label)
+	}
+}
