@@ -41,6 +41,11 @@ func run(args []string) error {
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8081", "address to listen on")
 	fs.StringVar(&cfg.DataDir, "data-dir", "ebb-data", "directory for durable storage")
 	fs.BoolVar(&cfg.Memory, "memory", false, "keep everything in memory (no disk; for tests)")
+	fs.StringVar(&cfg.Store, "store", "", "postgres:// URL of a PostgreSQL-wire database shared by several Ebb nodes (default: embedded storage in --data-dir)")
+	fs.IntVar(&cfg.PGMaxConns, "pg-max-conns", 0, "PostgreSQL connection pool size (default: the larger of 4 and the CPU count)")
+	fs.DurationVar(&cfg.PGStatementTimeout, "pg-statement-timeout", 30*time.Second, "PostgreSQL statement timeout")
+	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name in TTL purge leases on a shared --store (default: random)")
+	fs.DurationVar(&cfg.LeaseTime, "ttl-lease", 5*time.Second, "how long a node's TTL purge lease on a container lasts on a shared --store")
 	fs.BoolVar(&cfg.NoTLS, "no-tls", false, "serve plain HTTP instead of HTTPS")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate file (default: a self-signed one kept in the data directory)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file for --tls-cert")
@@ -105,7 +110,10 @@ func printBanner(cfg server.Config, srv *server.Server) {
 		endpoint = fmt.Sprintf("%s://localhost:%s/", scheme, port)
 	}
 	storage := "durable storage in " + cfg.DataDir
-	if cfg.Memory {
+	switch {
+	case cfg.Store != "":
+		storage = "shared PostgreSQL storage"
+	case cfg.Memory:
 		storage = "in-memory storage (nothing is kept)"
 	}
 	fmt.Printf("Ebb is serving the Cosmos DB NoSQL API at %s with %s.\n", endpoint, storage)

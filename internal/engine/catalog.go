@@ -369,9 +369,9 @@ func (e *Engine) publish(c *catalog) {
 
 // ReadDatabase returns a database.
 func (e *Engine) ReadDatabase(ctx context.Context, id string) (Resource, error) {
-	db, ok := e.catalogSnapshot().dbs[id]
-	if !ok {
-		return Resource{}, notFound("Resource Not Found. The database '%s' does not exist.", id)
+	db, err := e.database(id)
+	if err != nil {
+		return Resource{}, err
 	}
 	return Resource{Body: db.raw, ETag: db.etag, Charge: chargeCatalogRead}, nil
 }
@@ -394,6 +394,9 @@ func (e *Engine) Databases(ctx context.Context) ([][]byte, float64) {
 // DeleteDatabase deletes a database with all its containers, items and
 // offers.
 func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error) {
+	if _, err := e.database(id); err != nil {
+		return Resource{}, err
+	}
 	e.catMu.Lock()
 	defer e.catMu.Unlock()
 	cat := e.catalogSnapshot()
@@ -402,6 +405,9 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 		return Resource{}, notFound("Resource Not Found. The database '%s' does not exist.", id)
 	}
 	err := e.store.Update(ctx, func(w storage.Writer) error {
+		if _, err := nextNumber(w); err != nil { // tells other nodes the catalog changed
+			return err
+		}
 		for _, c := range db.colls {
 			if err := deleteContainerData(w, c); err != nil {
 				return err

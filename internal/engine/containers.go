@@ -168,6 +168,9 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	if err != nil {
 		return Resource{}, err
 	}
+	if _, err := e.database(dbID); err != nil {
+		return Resource{}, err
+	}
 	e.catMu.Lock()
 	defer e.catMu.Unlock()
 	cat := e.catalogSnapshot()
@@ -189,6 +192,10 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	var c *container
 	var off *offer
 	err = e.store.Update(ctx, func(w storage.Writer) error {
+		// Another node may have created it since the cache was loaded.
+		if _, err := w.Get(catCollKey(db.rid, id)); err == nil {
+			return ErrConflict
+		}
 		n, err := nextNumber(w)
 		if err != nil {
 			return err
@@ -225,7 +232,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 
 // ReadContainer returns a container.
 func (e *Engine) ReadContainer(ctx context.Context, dbID, id string) (Resource, error) {
-	c, err := e.catalogSnapshot().container(dbID, id)
+	c, err := e.container(dbID, id)
 	if err != nil {
 		return Resource{}, err
 	}
@@ -234,9 +241,9 @@ func (e *Engine) ReadContainer(ctx context.Context, dbID, id string) (Resource, 
 
 // Containers returns the containers of a database, ordered by id.
 func (e *Engine) Containers(ctx context.Context, dbID string) ([][]byte, string, float64, error) {
-	db, ok := e.catalogSnapshot().dbs[dbID]
-	if !ok {
-		return nil, "", 0, notFound("Resource Not Found. The database '%s' does not exist.", dbID)
+	db, err := e.database(dbID)
+	if err != nil {
+		return nil, "", 0, err
 	}
 	ids := make([]string, 0, len(db.colls))
 	for id := range db.colls {
@@ -268,6 +275,9 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	}
 	spec, err := parseContainerSpec(body, ms)
 	if err != nil {
+		return Resource{}, err
+	}
+	if _, err := e.container(dbID, id); err != nil {
 		return Resource{}, err
 	}
 	e.catMu.Lock()
@@ -329,6 +339,9 @@ func pkPaths(d pkDef) string {
 
 // DeleteContainer deletes a container with all its items and its offer.
 func (e *Engine) DeleteContainer(ctx context.Context, dbID, id string) (Resource, error) {
+	if _, err := e.container(dbID, id); err != nil {
+		return Resource{}, err
+	}
 	e.catMu.Lock()
 	defer e.catMu.Unlock()
 	cat := e.catalogSnapshot()
@@ -336,7 +349,12 @@ func (e *Engine) DeleteContainer(ctx context.Context, dbID, id string) (Resource
 	if err != nil {
 		return Resource{}, err
 	}
-	if err := e.store.Update(ctx, func(w storage.Writer) error { return deleteContainerData(w, c) }); err != nil {
+	if err := e.store.Update(ctx, func(w storage.Writer) error {
+		if _, err := nextNumber(w); err != nil { // tells other nodes the catalog changed
+			return err
+		}
+		return deleteContainerData(w, c)
+	}); err != nil {
 		return Resource{}, err
 	}
 	next := cat.clone()
@@ -363,6 +381,9 @@ func deleteContainerData(w storage.Writer, c *container) error {
 			return err
 		}
 	}
+	if err := w.Delete(leaseKey(c.rid)); err != nil {
+		return err
+	}
 	return w.Delete(catCollKey(c.dbRID, c.id))
 }
 
@@ -375,7 +396,7 @@ func ridDecode(s string) ([]byte, error) {
 // the whole hash space. The etag changes only if the ranges do, so the
 // Go SDK's incremental read ends with 304.
 func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (body []byte, etag, rid string, err error) {
-	c, err := e.catalogSnapshot().container(dbID, collID)
+	c, err := e.container(dbID, collID)
 	if err != nil {
 		return nil, "", "", err
 	}

@@ -40,7 +40,10 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *metrics.Registry
 	onPurge func(lag time.Duration)
-	tp      throughput
+	// cluster is set when the store is shared with other nodes.
+	cluster   *cluster
+	closeOnce sync.Once
+	tp        throughput
 
 	// catMu serializes catalog changes (create, replace and delete of
 	// databases, containers and offers) so the cache below and the store
@@ -78,6 +81,14 @@ type Options struct {
 	// OnPurge, if set, is told each purged item's lag (purge time minus
 	// expiry time); benchmarks use it for exact percentiles.
 	OnPurge func(lag time.Duration)
+	// Shared says other Ebb nodes use the same store (see cluster.go).
+	Shared bool
+	// NodeID names this node in purge leases; random if empty.
+	NodeID string
+	// LeaseTime is how long a purge lease lasts (default 5 s);
+	// CatalogPoll how often a shared node checks for catalog changes
+	// (default 250 ms).
+	LeaseTime, CatalogPoll time.Duration
 }
 
 // Open loads the catalog from store and starts the purger.
@@ -119,13 +130,19 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 		}
 	}
 	e.trimmer = startLogTrimmer(e)
+	if opts.Shared {
+		e.startCluster(opts)
+	}
 	return e, nil
 }
 
 // Close stops background work. It does not close the store.
 func (e *Engine) Close() error {
-	e.purger.stop()
-	e.trimmer.stop()
+	e.closeOnce.Do(func() {
+		e.stopCluster()
+		e.purger.stop()
+		e.trimmer.stop()
+	})
 	return nil
 }
 

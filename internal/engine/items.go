@@ -143,7 +143,7 @@ func (c *container) resource(body []byte, h itemHeader, charge float64) Resource
 
 // resolve finds the container an item request addresses.
 func (e *Engine) resolve(ref ItemRef) (*container, error) {
-	return e.catalogSnapshot().container(ref.DB, ref.Coll)
+	return e.container(ref.DB, ref.Coll)
 }
 
 // checkItemID applies the service's rules for item ids.

@@ -66,6 +66,9 @@ func (e *Engine) Offers(ctx context.Context) ([][]byte, float64) {
 // ReadOffer returns one offer by its id.
 func (e *Engine) ReadOffer(ctx context.Context, id string) (Resource, error) {
 	o, ok := e.catalogSnapshot().offers[id]
+	if !ok && e.refreshOnMiss() {
+		o, ok = e.catalogSnapshot().offers[id]
+	}
 	if !ok {
 		return Resource{}, notFound("Resource Not Found. The offer '%s' does not exist.", id)
 	}
@@ -103,6 +106,9 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 		return Resource{}, badRequest("The offer content must have offerThroughput or offerAutopilotSettings.maxThroughput.")
 	}
 	if err := checkThroughput(tp); err != nil {
+		return Resource{}, err
+	}
+	if _, err := e.ReadOffer(ctx, id); err != nil {
 		return Resource{}, err
 	}
 	e.catMu.Lock()

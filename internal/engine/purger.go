@@ -128,6 +128,20 @@ func (p *purger) replan(c *container) {
 	p.signal()
 }
 
+// replanAll re-reads every container's deadline: after a catalog reload,
+// and periodically on a shared store, where other nodes' writes do not
+// wake this purger.
+func (p *purger) replanAll() {
+	p.mu.Lock()
+	for _, db := range p.e.catalogSnapshot().dbs {
+		for _, c := range db.colls {
+			p.dirty[c.rid] = true
+		}
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
 // forget drops a deleted container.
 func (p *purger) forget(rid [8]byte) {
 	p.mu.Lock()
@@ -350,6 +364,9 @@ var purgeItemEstimate = chargeWrite(1024)
 func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Duration, err error) {
 	label := c.label()
 	m := p.e.metrics
+	if ok, wait, err := p.e.holdLease(c); err != nil || !ok {
+		return wait, err // another node purges it; look again when its lease ends
+	}
 	b := p.e.bucketFor(c)
 	for {
 		limit := purgeBatch

@@ -31,11 +31,14 @@ type TTLStatus struct {
 		Week   int `json:"week"`
 	} `json:"upcoming"`
 	Now string `json:"now"`
+	// LeaseHolder is the node holding the container's purge lease, on a
+	// store shared by several nodes.
+	LeaseHolder string `json:"leaseHolder,omitempty"`
 }
 
 // ContainerTTL returns the TTL status of a container as JSON.
 func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte, error) {
-	c, err := e.catalogSnapshot().container(dbID, collID)
+	c, err := e.container(dbID, collID)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +123,12 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 	if next != 0 {
 		s := time.Unix(next, 0).UTC().Format(time.RFC3339)
 		st.NextDeadline, st.NextDeadlineEpoch = &s, &next
+	}
+	if e.cluster != nil {
+		st.LeaseHolder, err = e.leaseHolder(c)
+		if err != nil {
+			return nil, err
+		}
 	}
 	return json.Marshal(st)
 }

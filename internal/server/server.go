@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/auth"
@@ -22,6 +23,7 @@ import (
 	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
+	"github.com/ebbdb/ebb/internal/storage/postgres"
 	"github.com/ebbdb/ebb/web"
 )
 
@@ -31,6 +33,16 @@ type Config struct {
 	DataDir string
 	// Memory keeps everything in memory (nothing survives the process).
 	Memory bool
+	// Store, when set to a postgres:// URL, keeps everything in a
+	// PostgreSQL-wire database that other Ebb nodes may share.
+	Store string
+	// NodeID names this node in purge leases; LeaseTime is how long a
+	// lease lasts. Both matter only with Store.
+	NodeID    string
+	LeaseTime time.Duration
+	// PGMaxConns and PGStatementTimeout tune the PostgreSQL pool.
+	PGMaxConns         int
+	PGStatementTimeout time.Duration
 	// NoTLS serves plain HTTP.
 	NoTLS           bool
 	TLSCert, TLSKey string
@@ -108,9 +120,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if !cfg.ClockControl {
 		s.Manual = nil
 	}
-	if cfg.Memory {
+	shared := false
+	switch {
+	case cfg.Store != "":
+		if !strings.HasPrefix(cfg.Store, "postgres://") && !strings.HasPrefix(cfg.Store, "postgresql://") {
+			return nil, fmt.Errorf("--store: only postgres:// URLs are supported, got %q", cfg.Store)
+		}
+		s.store, err = postgres.Open(ctx, cfg.Store, postgres.Options{MaxConns: int32(cfg.PGMaxConns), StatementTimeout: cfg.PGStatementTimeout})
+		shared = true
+	case cfg.Memory:
 		s.store, err = pebble.OpenMemory()
-	} else {
+	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
 		}
@@ -128,6 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Clock: engineClock, RealClock: wall, Logger: cfg.Logger, Metrics: s.Metrics,
 		DisablePurger: cfg.DisablePurger, EnforceThroughput: cfg.EnforceThroughput,
 		PurgeFloor: cfg.PurgeFloor, ClockGrace: cfg.ClockGrace, OnPurge: cfg.OnPurge,
+		Shared: shared, NodeID: cfg.NodeID, LeaseTime: cfg.LeaseTime,
 	})
 	if err != nil {
 		s.store.Close()
@@ -142,7 +163,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			if err == nil {
 				s.CertPEM, err = os.ReadFile(cfg.TLSCert)
 			}
-		case cfg.Memory:
+		case cfg.Memory || cfg.Store != "":
 			cert, s.CertPEM, err = selfSignedCert("", wall.Now())
 		default:
 			cert, s.CertPEM, err = selfSignedCert(cfg.DataDir, wall.Now())

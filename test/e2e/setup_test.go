@@ -8,7 +8,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"os"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/server"
+	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
 )
 
 // epoch is where test clocks start: a whole second, so _ts arithmetic in
@@ -38,8 +43,25 @@ func start(t testing.TB) *env {
 	return startWith(t, server.Config{Memory: true})
 }
 
+// onPostgres reports whether the suite runs on PostgreSQL
+// (EBB_E2E_STORE=postgres, with EBB_TEST_POSTGRES_URL set) instead of
+// embedded storage.
+func onPostgres() bool { return os.Getenv("EBB_E2E_STORE") == "postgres" }
+
+// schemas maps a test's data directory to its PostgreSQL schema, so that
+// a test that restarts on "the same data directory" gets the same data.
+var schemas sync.Map
+
 func startWith(t testing.TB, cfg server.Config) *env {
 	t.Helper()
+	if onPostgres() {
+		key := cfg.DataDir
+		if key == "" {
+			key = t.Name() + "/" + strconv.Itoa(rand.Int())
+		}
+		url, _ := schemas.LoadOrStore(key, pgtest.FreshSchema(t))
+		cfg.Store, cfg.Memory, cfg.DataDir = url.(string), false, ""
+	}
 	m := clock.NewManual(epoch)
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Clock = m

@@ -5,87 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
 	"github.com/ebbdb/ebb/internal/storage/storagetest"
 )
 
-// envURL is the database the tests use. Each test works in a schema of
-// its own, dropped when it ends.
-const envURL = "EBB_TEST_POSTGRES_URL"
+func baseURL(tb testing.TB) string { return pgtest.URL(tb) }
 
-func baseURL(tb testing.TB) string {
-	u := os.Getenv(envURL)
-	if u == "" {
-		tb.Skipf("%s is not set; start a throwaway PostgreSQL with: eval \"$(.ci/postgres.sh)\"", envURL)
-	}
-	return u
-}
+func freshSchema(tb testing.TB) string { return pgtest.FreshSchema(tb) }
 
-// freshSchema creates an empty schema and returns a URL whose search_path
-// selects it.
-func freshSchema(tb testing.TB) string {
-	base := baseURL(tb)
-	ctx := context.Background()
-	schema := fmt.Sprintf("ebbtest_%d_%x", os.Getpid(), rand.Uint64())
-	admin := func(sql string) error {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := admin("CREATE SCHEMA " + schema); err != nil {
-		tb.Fatalf("create schema: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := admin("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			tb.Errorf("drop schema: %v", err)
-		}
-	})
-	return withParams(tb, base, map[string]string{"search_path": schema})
-}
-
-// withParams sets connection parameters in a URL or key=value string;
-// host and port go to the host part of a URL.
 func withParams(tb testing.TB, conn string, params map[string]string) string {
-	if !strings.HasPrefix(conn, "postgres://") && !strings.HasPrefix(conn, "postgresql://") {
-		for k, v := range params {
-			conn += fmt.Sprintf(" %s='%s'", k, v)
-		}
-		return conn
-	}
-	u, err := url.Parse(conn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	q := u.Query()
-	for k, v := range params {
-		switch k {
-		case "host":
-			u.Host = net.JoinHostPort(v, u.Port())
-		case "port":
-			u.Host = net.JoinHostPort(u.Hostname(), v)
-		default:
-			q.Set(k, v)
-		}
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.WithParams(tb, conn, params)
 }
 
 func openStore(tb testing.TB, url string, opts Options) *Store {
