@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/bench"
+)
+
+// runBench is `ebb bench`: it runs the benchmark workloads against an
+// in-process Ebb and the ceiling stub and prints the report as Markdown
+// for docs/benchmarks.md. Progress goes to stderr, the report to stdout.
+func runBench(args []string) error {
+	if len(args) > 0 && args[0] == "ttl" {
+		return runTTLBench(args[1:])
+	}
+	fs := flag.NewFlagSet("ebb bench", flag.ContinueOnError)
+	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs against each target")
+	count := fs.Int("count", 0, "run each workload for this many operations instead of --duration")
+	rounds := fs.Int("rounds", 5, "split each timed run into this many rounds alternating the ceiling and Ebb")
+	memory := fs.Bool("memory", false, "run Ebb on in-memory storage instead of durable Pebble")
+	workloads := fs.String("workloads", strings.Join(bench.DefaultWorkloads, ","), "comma-separated workloads: "+workloadList())
+	tempDir := fs.String("temp-dir", "", "directory for Ebb's data and the fsync probe (default: the system temporary directory)")
+	fsyncs := fs.Int("fsync-samples", 1000, "4 KB fsyncs to time (0: skip)")
+	rssItems := fs.Int("rss-items", 10_000, "1 KB items to load for the peak-RSS figure (0: skip)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ebb bench [flags]\n       ebb bench ttl [flags]\n\nRuns each workload against a fresh in-process Ebb and against a stub that\nstores nothing (the ceiling), and prints a Markdown table.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected arguments %q", fs.Args())
+	}
+	opts := bench.Options{
+		Limit:        bench.Limit{Duration: *duration, Count: *count},
+		Rounds:       *rounds,
+		Memory:       *memory,
+		Workloads:    strings.Split(*workloads, ","),
+		TempDir:      *tempDir,
+		FsyncSamples: skipIfZero(*fsyncs),
+		RSSItems:     skipIfZero(*rssItems),
+		Progress:     os.Stderr,
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return rep.WriteMarkdown(os.Stdout)
+}
+
+// skipIfZero maps a flag's 0 ("skip") to bench.Options' negative.
+func skipIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+func workloadList() string {
+	names := make([]string, len(bench.Workloads))
+	for i, w := range bench.Workloads {
+		names[i] = w.Name + " (" + w.Title + ")"
+	}
+	return strings.Join(names, ", ")
+}
+
+// runTTLBench is `ebb bench ttl`: purge lag at idle, a mass-expiry storm,
+// the idle cost of a loaded container, and the cost of changing
+// defaultTtl, on fresh durable servers.
+func runTTLBench(args []string) error {
+	fs := flag.NewFlagSet("ebb bench ttl", flag.ContinueOnError)
+	lag := fs.Int("lag-items", 10_000, "items with staggered expiries for the purge-lag figure")
+	storm := fs.Int("storm-items", 1_000_000, "items expiring in the same second")
+	idle := fs.Int("idle-items", 1_000_000, "items none of which is due, for the idle cost")
+	window := fs.Duration("idle-window", time.Minute, "how long the idle cost is watched")
+	tempDir := fs.String("temp-dir", "", "directory for the servers' data (default: the system temporary directory)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.RunTTL(ctx, bench.TTLOptions{
+		TempDir: *tempDir, LagItems: *lag, StormItems: *storm, IdleItems: *idle, IdleWindow: *window, Progress: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	return rep.WriteMarkdown(os.Stdout)
+}
