@@ -1,0 +1,165 @@
+// Unit tests of the page's DOM-free modules (signing, TTL rules, item
+// helpers), run in Node against the very files the server embeds.
+
+import assert from "node:assert/strict";
+import { createHmac, randomBytes } from "node:crypto";
+import { describe, it } from "node:test";
+
+import { errorText } from "../../../web/static/js/api.js";
+import { makeSigner, parseCredential, resourceOf } from "../../../web/static/js/auth.js";
+import { containerReplaceBody, parseItem, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts } from "../../../web/static/js/model.js";
+import { parseRoute, routeHref } from "../../../web/static/js/router.js";
+import { hmacSha256, sha256 } from "../../../web/static/js/sha256.js";
+import { defaultTtlFor, expiresAt, isExpired, ttlSetting } from "../../../web/static/js/ttl.js";
+import { EMULATOR_KEY } from "../lib/ebb.js";
+import { authorization } from "../lib/rest.js";
+
+describe("resourceOf", () => {
+  const cases = [
+    ["/", "", ""],
+    ["/dbs", "dbs", ""],
+    ["/dbs/shop", "dbs", "dbs/shop"],
+    ["/dbs/shop/colls", "colls", "dbs/shop"],
+    ["/dbs/shop/colls/carts/docs", "docs", "dbs/shop/colls/carts"],
+    ["/dbs/shop/colls/carts/docs/a%20b", "docs", "dbs/shop/colls/carts/docs/a b"],
+    ["/dbs/a%2Fb/colls", "colls", "dbs/a/b"],
+    ["/offers", "offers", ""],
+    ["/offers/AbCD", "offers", "abcd"],
+    ["/_ebb/clock", "_ebb", "_ebb/clock"],
+    ["/_ebb/containers/shop/carts/ttl", "ttl", "_ebb/containers/shop/carts"],
+  ];
+  for (const [path, type, link] of cases) {
+    it(`${path} → type ${JSON.stringify(type)}, link ${JSON.stringify(link)}`, () => {
+      assert.deepEqual(resourceOf(path), { type, link });
+    });
+  }
+});
+
+describe("signing", () => {
+  it("WebCrypto signatures match Node's HMAC", async () => {
+    const sign = await makeSigner(EMULATOR_KEY);
+    const date = new Date().toUTCString();
+    for (const [verb, path] of [
+      ["GET", "/"],
+      ["POST", "/dbs/shop/colls/carts/docs"],
+      ["PUT", "/offers/AbCD"],
+      ["POST", "/_ebb/clock"],
+    ]) {
+      assert.equal(await sign(verb, path, date), authorization(EMULATOR_KEY, verb, path, date), `${verb} ${path}`);
+    }
+  });
+
+  it("the plain-JavaScript fallback agrees with Node's crypto", () => {
+    for (let n = 0; n < 200; n += 7) {
+      const key = randomBytes(n % 100);
+      const msg = randomBytes(n);
+      assert.equal(Buffer.from(hmacSha256(key, msg)).toString("hex"), createHmac("sha256", key).update(msg).digest("hex"), `n=${n}`);
+    }
+    assert.equal(Buffer.from(sha256(new Uint8Array())).toString("hex"), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  });
+
+  it("accepts a key or a connection string", () => {
+    assert.equal(parseCredential(` ${EMULATOR_KEY} `).key, EMULATOR_KEY);
+    const cs = parseCredential(`AccountEndpoint=https://localhost:8081/;AccountKey=${EMULATOR_KEY};`);
+    assert.deepEqual(cs, { key: EMULATOR_KEY, endpoint: "https://localhost:8081/" });
+    assert.throws(() => parseCredential(""), /Enter an account key/);
+    assert.throws(() => parseCredential("not a key!"), /not valid base64/);
+  });
+});
+
+describe("TTL", () => {
+  it("maps the portal's settings to defaultTtl and back", () => {
+    assert.equal(defaultTtlFor("off", ""), undefined);
+    assert.equal(defaultTtlFor("on-no-default", ""), -1);
+    assert.equal(defaultTtlFor("on", " 10 "), 10);
+    for (const bad of ["", "0", "-1", "1.5", "2147483648", "ten"]) {
+      assert.throws(() => defaultTtlFor("on", bad), /whole number of seconds/, bad);
+    }
+    assert.deepEqual(ttlSetting(undefined), { mode: "off", seconds: null });
+    assert.deepEqual(ttlSetting(null), { mode: "off", seconds: null });
+    assert.deepEqual(ttlSetting(-1), { mode: "on-no-default", seconds: null });
+    assert.deepEqual(ttlSetting(10), { mode: "on", seconds: 10 });
+  });
+
+  it("computes expiry from _ts and the effective ttl", () => {
+    const ts = 1_000;
+    const cases = [
+      // [item ttl (undefined: absent), container defaultTtl, expires at]
+      [undefined, undefined, null],
+      [5, undefined, null],
+      [undefined, -1, null],
+      [5, -1, ts + 5],
+      [-1, -1, null],
+      [undefined, 10, ts + 10],
+      [5, 10, ts + 5],
+      [50, 10, ts + 50],
+      [-1, 10, null],
+      ["soon", 10, ts + 10], // not a valid ttl: counts as absent, as on the server
+    ];
+    for (const [ttl, defaultTtl, want] of cases) {
+      const item = ttl === undefined ? { _ts: ts } : { _ts: ts, ttl };
+      assert.equal(expiresAt(item, defaultTtl), want, `ttl ${ttl}, defaultTtl ${defaultTtl}`);
+    }
+    assert.equal(isExpired(ts + 10, ts + 9), false);
+    assert.equal(isExpired(ts + 10, ts + 10), true);
+    assert.equal(isExpired(null, ts), false);
+  });
+});
+
+describe("containers and items", () => {
+  it("a replace body leaves out defaultTtl when TTL is off, and system properties always", () => {
+    const container = { id: "c", partitionKey: { paths: ["/pk"], kind: "Hash" }, defaultTtl: 10, indexingPolicy: { indexingMode: "consistent" }, uniqueKeyPolicy: { uniqueKeys: [] }, _rid: "x", _etag: '"1"', _ts: 1 };
+    const off = containerReplaceBody(container, { defaultTtl: undefined, indexingPolicy: { indexingMode: "lazy" } });
+    assert.deepEqual(off, { id: "c", partitionKey: container.partitionKey, indexingPolicy: { indexingMode: "lazy" }, uniqueKeyPolicy: { uniqueKeys: [] } });
+    assert.equal(containerReplaceBody(container, { defaultTtl: -1, indexingPolicy: {} }).defaultTtl, -1);
+  });
+
+  it("reads partition key values, with {} for a missing path", () => {
+    const container = { partitionKey: { paths: ["/customer"] } };
+    assert.deepEqual(partitionKeyOf({ customer: "ada" }, container), ["ada"]);
+    assert.deepEqual(partitionKeyOf({}, container), [{}]);
+    assert.deepEqual(partitionKeyOf({ a: { "b c": 5 } }, { partitionKey: { paths: ['/a/"b c"'] } }), [5]);
+    assert.deepEqual(pathParts('/a/"b\\"c"/d'), ["a", 'b"c', "d"]);
+    assert.equal(partitionKeyHeader(["Zoë"]), '["Zo\\u00eb"]');
+    assert.equal(partitionKeyHeader([{}]), "[{}]");
+  });
+
+  it("validates edited items", () => {
+    assert.deepEqual(parseItem('{"id":"a","ttl":-1}'), { item: { id: "a", ttl: -1 } });
+    assert.match(parseItem("{").error, /Not valid JSON/);
+    assert.match(parseItem("[]").error, /JSON object/);
+    assert.match(parseItem('{"x":1}').error, /"id"/);
+    assert.match(parseItem('{"id":"a/b"}').error, /cannot contain/);
+    assert.match(parseItem('{"id":"a","ttl":0}').error, /"ttl" must be -1/);
+    assert.match(parseItem('{"id":"a","ttl":null}').error, /"ttl" must be -1/);
+  });
+});
+
+describe("server responses", () => {
+  it("finds the text inside a Cosmos error message", () => {
+    const msg = 'Message: {"Errors":["Indexing mode value cannot be \'none\' when \'defaultTtl\' is specified in the collection"]}\r\nActivityId: 1234, Request URI: /dbs/a/colls/b';
+    assert.equal(errorText(msg), "Indexing mode value cannot be 'none' when 'defaultTtl' is specified in the collection");
+    assert.equal(errorText("plain text"), "plain text");
+  });
+
+  it("parses query metrics", () => {
+    assert.deepEqual(parseQueryMetrics("totalExecutionTimeInMs=0.10;retrievedDocumentCount=2"), [
+      ["totalExecutionTimeInMs", "0.10"],
+      ["retrievedDocumentCount", "2"],
+    ]);
+    assert.deepEqual(parseQueryMetrics(""), []);
+  });
+});
+
+describe("routes", () => {
+  it("round-trip through the location hash", () => {
+    for (const route of [
+      { page: "home" },
+      { page: "database", db: "a b" },
+      { page: "container", db: "shop", coll: "c/1", tab: "settings" },
+    ]) {
+      assert.deepEqual(parseRoute(routeHref(route)), route);
+    }
+    assert.deepEqual(parseRoute("#/db/x/coll/y/nonsense"), { page: "container", db: "x", coll: "y", tab: "items" });
+  });
+});

@@ -1,0 +1,198 @@
+// The Cosmos DB REST client the page uses: the same paths, headers and
+// signatures as the SDKs (wire contract §7–§12), plus Ebb's own /_ebb
+// endpoints. Every method returns parsed JSON or throws ApiError.
+
+import { partitionKeyHeader } from "./model.js";
+
+const API_VERSION = "2020-07-15";
+
+/** ApiError is a failed request; message is the server's own text. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * errorText digs the human text out of a Cosmos error message, which
+ * wraps it as 'Message: {"Errors":["…"]}\r\nActivityId: …'.
+ */
+export function errorText(message) {
+  if (typeof message !== "string") return "";
+  const m = /^Message: (\{[\s\S]*?\})\r?\nActivityId:/.exec(message);
+  if (m) {
+    try {
+      const errors = JSON.parse(m[1]).Errors;
+      if (Array.isArray(errors) && errors.length) return errors.join(" ");
+    } catch {
+      // Not the usual envelope: show the message as it is.
+    }
+  }
+  return message;
+}
+
+const enc = encodeURIComponent;
+
+/** Paths of the resources the page uses (escaped, as sent and signed). */
+export const paths = {
+  databases: () => "/dbs",
+  database: (db) => `/dbs/${enc(db)}`,
+  containers: (db) => `/dbs/${enc(db)}/colls`,
+  container: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}`,
+  items: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/docs`,
+  item: (db, coll, id) => `/dbs/${enc(db)}/colls/${enc(coll)}/docs/${enc(id)}`,
+  offers: () => "/offers",
+  offer: (id) => `/offers/${enc(id)}`,
+  clock: () => "/_ebb/clock",
+  ttlStats: (db, coll) => `/_ebb/containers/${enc(db)}/${enc(coll)}/ttl`,
+};
+
+/** Client signs and sends requests with one master key. */
+export class Client {
+  /** sign is async (verb, escapedPath, date) => Authorization value. */
+  constructor(sign) {
+    this.sign = sign;
+  }
+
+  /**
+   * request sends one signed request and returns {body, headers, charge}.
+   * body is sent as JSON (contentType overrides the type).
+   */
+  async request(verb, path, { body, headers = {}, contentType = "application/json" } = {}) {
+    const date = new Date().toUTCString();
+    const all = {
+      accept: "application/json",
+      "x-ms-date": date,
+      "x-ms-version": API_VERSION,
+      authorization: await this.sign(verb, path, date),
+      ...headers,
+    };
+    if (body !== undefined) all["content-type"] = contentType;
+    let res;
+    try {
+      res = await fetch(path, { method: verb, headers: all, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+    } catch (e) {
+      throw new ApiError(0, "NetworkError", `The server could not be reached (${e.message}).`);
+    }
+    const text = await res.text();
+    let data;
+    try {
+      data = text ? JSON.parse(text) : undefined;
+    } catch {
+      data = undefined;
+    }
+    if (!res.ok) {
+      const message = errorText(data?.message) || `${res.status} ${res.statusText}`.trim();
+      throw new ApiError(res.status, data?.code ?? "", message);
+    }
+    return { body: data, headers: res.headers, charge: Number(res.headers.get("x-ms-request-charge")) || 0 };
+  }
+
+  /** query runs a SQL query against a feed path, one page at a time. */
+  async query(path, query, { continuation, maxItemCount, metrics = false, extraHeaders = {} } = {}) {
+    const headers = {
+      "x-ms-documentdb-isquery": "true",
+      "x-ms-documentdb-query-enablecrosspartition": "true",
+      ...extraHeaders,
+    };
+    if (maxItemCount) headers["x-ms-max-item-count"] = String(maxItemCount);
+    if (continuation) headers["x-ms-continuation"] = continuation;
+    if (metrics) headers["x-ms-documentdb-populatequerymetrics"] = "true";
+    const res = await this.request("POST", path, { body: { query }, headers, contentType: "application/query+json" });
+    return {
+      body: res.body,
+      charge: res.charge,
+      continuation: res.headers.get("x-ms-continuation") || null,
+      metrics: res.headers.get("x-ms-documentdb-query-metrics") || "",
+    };
+  }
+
+  account() {
+    return this.request("GET", "/");
+  }
+
+  async databases() {
+    return (await this.request("GET", paths.databases())).body.Databases ?? [];
+  }
+
+  async createDatabase(id, throughput) {
+    const headers = throughput ? { "x-ms-offer-throughput": String(throughput) } : {};
+    return (await this.request("POST", paths.databases(), { body: { id }, headers })).body;
+  }
+
+  deleteDatabase(db) {
+    return this.request("DELETE", paths.database(db));
+  }
+
+  async containers(db) {
+    return (await this.request("GET", paths.containers(db))).body.DocumentCollections ?? [];
+  }
+
+  async container(db, coll) {
+    return (await this.request("GET", paths.container(db, coll))).body;
+  }
+
+  async createContainer(db, definition, throughput) {
+    const headers = throughput ? { "x-ms-offer-throughput": String(throughput) } : {};
+    return (await this.request("POST", paths.containers(db), { body: definition, headers })).body;
+  }
+
+  /** replaceContainer PUTs the full body; etag guards against a lost update. */
+  async replaceContainer(db, coll, body, etag) {
+    const headers = etag ? { "If-Match": etag } : {};
+    return (await this.request("PUT", paths.container(db, coll), { body, headers })).body;
+  }
+
+  deleteContainer(db, coll) {
+    return this.request("DELETE", paths.container(db, coll));
+  }
+
+  /** offerFor finds the offer (throughput) of a resource by its _rid;
+   * null when it has none. */
+  async offerFor(rid) {
+    const sql = `SELECT * FROM root r WHERE r.offerResourceId = ${JSON.stringify(rid)}`;
+    const res = await this.query(paths.offers(), sql);
+    return res.body?.Offers?.[0] ?? null;
+  }
+
+  async replaceOffer(offer) {
+    return (await this.request("PUT", paths.offer(offer.id), { body: offer })).body;
+  }
+
+  queryItems(db, coll, sql, options) {
+    return this.query(paths.items(db, coll), sql, options);
+  }
+
+  /** createItem POSTs a new item; pk is its partition key values. */
+  async createItem(db, coll, item, pk) {
+    const headers = { "x-ms-documentdb-partitionkey": partitionKeyHeader(pk) };
+    return (await this.request("POST", paths.items(db, coll), { body: item, headers })).body;
+  }
+
+  async replaceItem(db, coll, id, item, pk, etag) {
+    const headers = { "x-ms-documentdb-partitionkey": partitionKeyHeader(pk) };
+    if (etag) headers["If-Match"] = etag;
+    return (await this.request("PUT", paths.item(db, coll, id), { body: item, headers })).body;
+  }
+
+  deleteItem(db, coll, id, pk) {
+    const headers = { "x-ms-documentdb-partitionkey": partitionKeyHeader(pk) };
+    return this.request("DELETE", paths.item(db, coll, id), { headers });
+  }
+
+  /** clock reads the manual clock: {now, epochSeconds}; 404 when off. */
+  async clock() {
+    return (await this.request("GET", paths.clock())).body;
+  }
+
+  async advanceClock(seconds) {
+    return (await this.request("POST", paths.clock(), { body: { advanceSeconds: seconds } })).body;
+  }
+
+  async ttlStats(db, coll) {
+    return (await this.request("GET", paths.ttlStats(db, coll))).body;
+  }
+}

@@ -1,0 +1,102 @@
+// Master-key signing, as the Cosmos SDKs do it (wire contract §2).
+//
+// Every request carries x-ms-date and an Authorization header holding
+// HMAC-SHA256 over "verb\nresourceType\nresourceLink\ndate\n\n" (all but
+// the link lower-cased), keyed by the base64-decoded master key.
+
+import { hmacSha256 } from "./sha256.js";
+
+/**
+ * resourceOf derives the signed resource type and link from an escaped
+ * URL path. The path is split before each segment is percent-decoded, so
+ * an escaped "/" stays inside its segment. An even number of segments
+ * names a resource (type: the second-to-last segment, link: the whole
+ * path); an odd number names a feed (type: the last segment, link: the
+ * parent path). Offers are signed with their lower-cased id alone.
+ */
+export function resourceOf(escapedPath) {
+  const trimmed = escapedPath.replace(/^\/+|\/+$/g, "");
+  if (trimmed === "") return { type: "", link: "" };
+  const segments = trimmed.split("/").map(decodeURIComponent);
+  const n = segments.length;
+  if (n % 2 === 1) {
+    return { type: segments[n - 1], link: segments.slice(0, -1).join("/") };
+  }
+  const type = segments[n - 2];
+  const link = type === "offers" ? segments[n - 1].toLowerCase() : segments.join("/");
+  return { type, link };
+}
+
+/** stringToSign is the text the signature covers. */
+function stringToSign(verb, type, link, date) {
+  return `${verb.toLowerCase()}\n${type.toLowerCase()}\n${link}\n${date.toLowerCase()}\n\n`;
+}
+
+/**
+ * parseCredential accepts a bare base64 master key or a connection string
+ * ("AccountEndpoint=…;AccountKey=…;") and returns {key, endpoint}. It
+ * throws an Error whose message is meant for the user.
+ */
+export function parseCredential(text) {
+  const input = text.trim();
+  if (input === "") throw new Error("Enter an account key or a connection string.");
+  let key = input;
+  let endpoint = "";
+  if (/accountkey\s*=/i.test(input)) {
+    const fields = connectionStringFields(input);
+    key = fields.accountkey ?? "";
+    endpoint = fields.accountendpoint ?? "";
+  }
+  if (!isBase64(key)) {
+    throw new Error("The account key is not valid base64.");
+  }
+  return { key, endpoint };
+}
+
+/** connectionStringFields splits "A=1;B=2;" into lower-cased names. The
+ * key's own "=" padding stays with its value. */
+function connectionStringFields(text) {
+  const fields = {};
+  for (const part of text.split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0) fields[part.slice(0, at).trim().toLowerCase()] = part.slice(at + 1).trim();
+  }
+  return fields;
+}
+
+function isBase64(s) {
+  return s.length > 0 && s.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(s);
+}
+
+function base64ToBytes(s) {
+  return Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+}
+
+function bytesToBase64(bytes) {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s);
+}
+
+/**
+ * makeSigner returns async (verb, escapedPath, date) => Authorization
+ * header value for a base64 master key. It uses WebCrypto when the page
+ * runs in a secure context and the plain-JavaScript HMAC otherwise.
+ */
+export async function makeSigner(base64Key) {
+  const keyBytes = base64ToBytes(base64Key);
+  const hmac = await hmacFunction(keyBytes);
+  return async (verb, escapedPath, date) => {
+    const { type, link } = resourceOf(escapedPath);
+    const text = new TextEncoder().encode(stringToSign(verb, type, link, date));
+    const sig = bytesToBase64(await hmac(text));
+    return encodeURIComponent(`type=master&ver=1.0&sig=${sig}`);
+  };
+}
+
+async function hmacFunction(keyBytes) {
+  const subtle = globalThis.crypto?.subtle;
+  if (!subtle) return async (message) => hmacSha256(keyBytes, message);
+  const key = await subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return async (message) => new Uint8Array(await subtle.sign("HMAC", key, message));
+}

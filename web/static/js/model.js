@@ -1,0 +1,136 @@
+// Containers and items as the page handles them: partition key values,
+// the body of a container replace, and validation of an edited item.
+
+import { MAX_TTL, validItemTtl } from "./ttl.js";
+
+/** partitionKeyPaths lists a container's partition key paths. */
+function partitionKeyPaths(container) {
+  return container?.partitionKey?.paths ?? [];
+}
+
+/** pathParts splits a partition key path such as /a/"b c"/d into its
+ * property names. */
+export function pathParts(path) {
+  const parts = [];
+  const re = /\/(?:"((?:[^"\\]|\\.)*)"|([^/]*))/g;
+  let m;
+  while ((m = re.exec(path)) !== null) {
+    parts.push(m[1] !== undefined ? JSON.parse(`"${m[1]}"`) : m[2]);
+  }
+  return parts;
+}
+
+/** valueAt reads the value at a partition key path; undefined when the
+ * item lacks it. */
+function valueAt(item, path) {
+  let v = item;
+  for (const name of pathParts(path)) {
+    if (v === null || typeof v !== "object" || Array.isArray(v) || !(name in v)) return undefined;
+    v = v[name];
+  }
+  return v;
+}
+
+/** partitionKeyOf returns the item's partition key values, one per path,
+ * with {} standing for "the item lacks this path" (Cosmos's None). */
+export function partitionKeyOf(item, container) {
+  return partitionKeyPaths(container).map((path) => {
+    const v = valueAt(item, path);
+    return v === undefined ? {} : v;
+  });
+}
+
+/** partitionKeyHeader is the x-ms-documentdb-partitionkey value: a JSON
+ * array with non-ASCII characters escaped, as the SDKs send it. */
+export function partitionKeyHeader(values) {
+  return JSON.stringify(values).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** describePartitionKey shows a partition key value in a table cell. */
+export function describePartitionKey(values) {
+  const shown = values.map((v) => (v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0 ? "(none)" : JSON.stringify(v)));
+  return shown.join(", ");
+}
+
+/** newItemTemplate is the starting JSON for a new item: an id and the
+ * partition key properties. */
+export function newItemTemplate(container) {
+  const item = { id: "" };
+  for (const path of partitionKeyPaths(container)) {
+    const parts = pathParts(path);
+    let at = item;
+    parts.forEach((name, i) => {
+      if (i === parts.length - 1) {
+        if (!(name in at)) at[name] = "";
+      } else {
+        if (typeof at[name] !== "object" || at[name] === null) at[name] = {};
+        at = at[name];
+      }
+    });
+  }
+  return item;
+}
+
+/**
+ * containerReplaceBody is the full body for PUT /dbs/{db}/colls/{coll}:
+ * the container's own properties (system properties dropped), the given
+ * indexing policy, and defaultTtl only when TTL is on. A replace without
+ * defaultTtl turns TTL off.
+ */
+export function containerReplaceBody(container, { defaultTtl, indexingPolicy }) {
+  const body = {};
+  for (const [k, v] of Object.entries(container)) {
+    if (!k.startsWith("_") && k !== "defaultTtl") body[k] = v;
+  }
+  body.indexingPolicy = indexingPolicy;
+  if (defaultTtl !== undefined) body.defaultTtl = defaultTtl;
+  return body;
+}
+
+/**
+ * parseItem validates the text of an edited item. It returns
+ * {item} or {error} with a message for the user.
+ */
+export function parseItem(text) {
+  let item;
+  try {
+    item = JSON.parse(text);
+  } catch (e) {
+    return { error: `Not valid JSON: ${e.message}` };
+  }
+  if (item === null || typeof item !== "object" || Array.isArray(item)) {
+    return { error: "An item is a JSON object: { … }." };
+  }
+  if (typeof item.id !== "string" || item.id === "") {
+    return { error: 'The item needs an "id": a non-empty string.' };
+  }
+  if (/[/\\#?]/.test(item.id)) {
+    return { error: 'The id cannot contain "/", "\\", "#" or "?".' };
+  }
+  if ("ttl" in item && !validItemTtl(item.ttl)) {
+    return { error: `"ttl" must be -1 (never expire) or a whole number of seconds from 1 to ${MAX_TTL}; leave it out to use the container's default.` };
+  }
+  return { item };
+}
+
+/** parseObject parses JSON text that must hold an object (an indexing
+ * policy); it returns {value} or {error}. */
+export function parseObject(text, what) {
+  try {
+    const value = JSON.parse(text);
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return { value };
+    return { error: `The ${what} must be a JSON object.` };
+  } catch (e) {
+    return { error: `The ${what} is not valid JSON: ${e.message}` };
+  }
+}
+
+/** parseQueryMetrics splits "a=1;b=2" into [[name, value]]. */
+export function parseQueryMetrics(header) {
+  if (!header) return [];
+  return header
+    .split(";")
+    .map((part) => part.split("="))
+    .filter((kv) => kv.length === 2 && kv[0] !== "")
+    .map(([k, v]) => [k.trim(), v.trim()]);
+}

@@ -1,0 +1,116 @@
+// A database page: its containers, a form to create one, and delete.
+
+import { Notice, busy, confirmDialog, field, h, replace } from "../dom.js";
+import { routeHref } from "../router.js";
+import { describeTtl } from "../ttl.js";
+import { ttlField } from "./ttlfield.js";
+
+export async function renderDatabase(el, ctx, db) {
+  const notice = new Notice();
+  const list = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  const del = h("button", { type: "button", class: "button danger" }, "Delete database");
+  del.addEventListener("click", () => deleteDatabase(ctx, db, notice));
+  replace(
+    el,
+    h("div", { class: "page-head" }, h("div", {}, h("p", { class: "eyebrow" }, "Database"), h("h1", { tabindex: "-1" }, db)), del),
+    notice.el,
+    h("section", { class: "card", "aria-labelledby": "coll-list-title" }, h("h2", { id: "coll-list-title" }, "Containers"), list),
+    newContainerForm(ctx, db),
+  );
+  try {
+    const containers = await ctx.catalog.containers(db);
+    replace(list, containers.length ? containerTable(db, containers) : h("p", { class: "muted" }, "This database has no containers yet. Create one below."));
+  } catch (e) {
+    list.replaceChildren();
+    notice.error(e);
+  }
+}
+
+function containerTable(db, containers) {
+  const rows = containers.map((c) =>
+    h(
+      "tr",
+      {},
+      h("td", { "data-label": "Container" }, h("a", { href: routeHref({ page: "container", db, coll: c.id, tab: "items" }) }, c.id)),
+      h("td", { "data-label": "Partition key", class: "mono" }, (c.partitionKey?.paths ?? []).join(", ")),
+      h("td", { "data-label": "Time to Live" }, describeTtl(c.defaultTtl)),
+    ),
+  );
+  return h(
+    "table",
+    { class: "table responsive" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Container"), h("th", { scope: "col" }, "Partition key"), h("th", { scope: "col" }, "Time to Live"))),
+    h("tbody", {}, rows),
+  );
+}
+
+async function deleteDatabase(ctx, db, notice) {
+  const ok = await confirmDialog(`Delete database "${db}" with all its containers and items? This cannot be undone.`, "Delete database");
+  if (!ok) return;
+  try {
+    await ctx.client.deleteDatabase(db);
+    ctx.catalog.invalidate();
+    ctx.navigate({ page: "home" });
+  } catch (e) {
+    notice.error(e);
+  }
+}
+
+/** partitionKeyDefinition turns "/a" or "/a, /b" into the container's
+ * partitionKey (several paths make a hierarchical key). */
+function partitionKeyDefinition(text) {
+  const paths = text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (!paths.length || paths.some((p) => !p.startsWith("/") || p.length < 2)) {
+    throw new Error('A partition key path starts with "/", for example /category (separate up to three paths with commas).');
+  }
+  return { paths, kind: paths.length > 1 ? "MultiHash" : "Hash", version: 2 };
+}
+
+function newContainerForm(ctx, db) {
+  const notice = new Notice();
+  const id = h("input", { name: "id", required: true, autocomplete: "off", spellcheck: "false", pattern: "[^\\/\\\\#?]+", title: 'An id cannot contain "/", "\\", "#" or "?".' });
+  const pk = h("input", { name: "partitionKey", required: true, autocomplete: "off", spellcheck: "false", class: "mono", placeholder: "/category" });
+  const throughput = h("input", { name: "throughput", type: "number", min: "1", step: "1", inputmode: "numeric", value: "400" });
+  const ttl = ttlField(undefined);
+  const form = h(
+    "form",
+    { class: "card", "aria-labelledby": "new-coll-title" },
+    h("h2", { id: "new-coll-title" }, "New container"),
+    h(
+      "div",
+      { class: "field-row" },
+      field("Container id", id),
+      field("Partition key", pk, "A path such as /category; several comma-separated paths make a hierarchical key."),
+      field("Throughput (RU/s)", throughput, "Leave empty to use the database's shared throughput."),
+    ),
+    ttl.el,
+    notice.el,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "button primary" }, "Create container")),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    notice.clear();
+    let definition;
+    try {
+      definition = { id: id.value.trim(), partitionKey: partitionKeyDefinition(pk.value) };
+      const defaultTtl = ttl.read();
+      if (defaultTtl !== undefined) definition.defaultTtl = defaultTtl;
+    } catch (e) {
+      notice.error(e);
+      return;
+    }
+    await busy(form, async () => {
+      try {
+        const created = await ctx.client.createContainer(db, definition, throughput.value ? Number(throughput.value) : 0);
+        ctx.catalog.invalidate(db);
+        ctx.navigate({ page: "container", db, coll: created.id, tab: "items" });
+      } catch (e) {
+        notice.error(e);
+      }
+    });
+  });
+  return form;
+}

@@ -1,0 +1,90 @@
+// The item editor: the item as JSON, checked as you type, saved with a
+// create (new item) or a replace guarded by the item's etag.
+
+import { busy, confirmDialog, h, uid } from "../dom.js";
+import { formatJSON } from "../format.js";
+import { newItemTemplate, parseItem, partitionKeyOf } from "../model.js";
+
+/**
+ * itemEditor returns {el, focus}. item is null for a new item. onSaved
+ * (saved item, message), onDeleted(message) and onClose are callbacks.
+ */
+export function itemEditor({ client, db, coll, container, item, onSaved, onDeleted, onClose }) {
+  const isNew = item === null;
+  const checkId = uid("editor-check");
+  const keysId = uid("editor-keys");
+  const text = h("textarea", {
+    class: "mono json-editor",
+    spellcheck: "false",
+    autocomplete: "off",
+    rows: "16",
+    "aria-label": "Item JSON",
+    "aria-describedby": `${checkId} ${keysId}`,
+  });
+  text.value = formatJSON(isNew ? newItemTemplate(container) : item);
+  const check = h("p", { id: checkId, class: "check", "aria-live": "polite" });
+  const status = h("div", { class: "notice-area" });
+  const save = h("button", { type: "submit", class: "button primary" }, isNew ? "Create item" : "Save");
+  const del = isNew ? null : h("button", { type: "button", class: "button danger" }, "Delete");
+  const close = h("button", { type: "button", class: "button ghost", onclick: onClose }, "Close");
+  const title = isNew ? "New item" : `Item ${item.id}`;
+  const form = h(
+    "form",
+    { class: "card editor", "aria-label": title },
+    h("h2", {}, title),
+    text,
+    check,
+    h("p", { id: keysId, class: "hint" }, "Ctrl+Enter saves. System properties (_rid, _ts, …) are set by the server."),
+    status,
+    h("div", { class: "actions" }, save, del, close),
+  );
+
+  const validate = () => {
+    const parsed = parseItem(text.value);
+    check.textContent = parsed.error ?? "Valid JSON.";
+    check.classList.toggle("bad", Boolean(parsed.error));
+    text.setAttribute("aria-invalid", String(Boolean(parsed.error)));
+    save.disabled = Boolean(parsed.error);
+    return parsed;
+  };
+  text.addEventListener("input", validate);
+  text.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  validate();
+
+  const fail = (e) => status.replaceChildren(h("div", { class: "notice error", role: "alert" }, e.message));
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const parsed = validate();
+    if (parsed.error) return;
+    status.replaceChildren();
+    await busy(form, async () => {
+      try {
+        const saved = isNew
+          ? await client.createItem(db, coll, parsed.item, partitionKeyOf(parsed.item, container))
+          : await client.replaceItem(db, coll, item.id, parsed.item, partitionKeyOf(item, container), item._etag);
+        await onSaved(saved, `${isNew ? "Created" : "Saved"} item ${saved.id}.`);
+      } catch (e) {
+        fail(e.status === 412 ? new Error("The item changed on the server since it was opened; close it and open it again.") : e);
+      }
+    });
+  });
+
+  del?.addEventListener("click", async () => {
+    const ok = await confirmDialog(`Delete item "${item.id}"?`, "Delete item");
+    if (!ok) return;
+    try {
+      await client.deleteItem(db, coll, item.id, partitionKeyOf(item, container));
+      await onDeleted(`Deleted item ${item.id}.`);
+    } catch (e) {
+      fail(e);
+    }
+  });
+
+  return { el: form, focus: () => text.focus() };
+}

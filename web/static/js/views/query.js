@@ -1,0 +1,104 @@
+// The Query tab: a SQL editor, the results as JSON, the request charge
+// and the server's query metrics, one page at a time.
+
+import { Notice, busy, h, replace } from "../dom.js";
+import { formatCharge, formatJSON } from "../format.js";
+import { parseQueryMetrics } from "../model.js";
+
+const PAGE_SIZE = 100;
+
+/** Friendlier names for the metrics the server reports. */
+const METRIC_LABELS = {
+  totalExecutionTimeInMs: "Total execution time (ms)",
+  queryCompileTimeInMs: "Compile time (ms)",
+  queryLogicalPlanBuildTimeInMs: "Logical plan time (ms)",
+  queryPhysicalPlanBuildTimeInMs: "Physical plan time (ms)",
+  queryOptimizationTimeInMs: "Optimization time (ms)",
+  VMExecutionTimeInMs: "Runtime execution time (ms)",
+  indexLookupTimeInMs: "Index lookup time (ms)",
+  documentLoadTimeInMs: "Document load time (ms)",
+  systemFunctionExecuteTimeInMs: "System function time (ms)",
+  userFunctionExecuteTimeInMs: "User function time (ms)",
+  retrievedDocumentCount: "Retrieved documents",
+  retrievedDocumentSize: "Retrieved size (bytes)",
+  outputDocumentCount: "Output documents",
+  outputDocumentSize: "Output size (bytes)",
+  writeOutputTimeInMs: "Write output time (ms)",
+  indexUtilizationRatio: "Index utilization ratio",
+};
+
+export function renderQuery(el, ctx, page) {
+  const notice = new Notice();
+  const text = h("textarea", { class: "mono query-editor", rows: "5", spellcheck: "false", autocomplete: "off", "aria-label": "SQL query", "aria-describedby": "query-keys" });
+  text.value = "SELECT * FROM c";
+  const form = h(
+    "form",
+    { class: "card query-form" },
+    text,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "button primary" }, "Run query"), h("span", { id: "query-keys", class: "hint" }, "Ctrl+Enter runs the query.")),
+  );
+  const results = h("div", { class: "query-results" });
+  replace(el, form, notice.el, results);
+
+  let state = null;
+  const run = async (next) => {
+    notice.clear();
+    await busy(form, async () => {
+      try {
+        const res = await ctx.client.queryItems(page.db, page.coll, next ? state.sql : text.value, { maxItemCount: PAGE_SIZE, metrics: true, continuation: next ? state.continuation : null });
+        const docs = res.body?.Documents ?? [];
+        state = next
+          ? { ...state, docs: state.docs.concat(docs), charge: state.charge + res.charge, pages: state.pages + 1, lastCharge: res.charge, continuation: res.continuation, metrics: res.metrics }
+          : { sql: text.value, docs, charge: res.charge, pages: 1, lastCharge: res.charge, continuation: res.continuation, metrics: res.metrics };
+        drawResults(results, state, () => run(true));
+      } catch (e) {
+        notice.error(e);
+      }
+    });
+  };
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    run(false);
+  });
+  text.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+}
+
+function drawResults(el, state, loadMore) {
+  const n = state.docs.length;
+  const pages = state.pages > 1 ? ` over ${state.pages} pages (last page ${formatCharge(state.lastCharge)})` : "";
+  const stats = h(
+    "dl",
+    { class: "stats", role: "status" },
+    stat("Results", `${n}${state.continuation ? "+" : ""}`),
+    stat("Request charge", `${formatCharge(state.charge)}${pages}`),
+  );
+  const more = state.continuation ? h("button", { type: "button", class: "button", onclick: loadMore }, "Load more results") : null;
+  replace(
+    el,
+    h("div", { class: "card" }, stats, metricsTable(state.metrics), h("h2", { class: "visually-hidden" }, "Results"), h("pre", { class: "json", tabindex: "0", "aria-label": "Query results as JSON" }, formatJSON(state.docs)), more),
+  );
+}
+
+function stat(label, value) {
+  return h("div", { class: "stat" }, h("dt", {}, label), h("dd", {}, value));
+}
+
+function metricsTable(header) {
+  const metrics = parseQueryMetrics(header);
+  if (!metrics.length) return null;
+  return h(
+    "details",
+    { class: "metrics" },
+    h("summary", {}, "Query metrics (last page)"),
+    h(
+      "table",
+      { class: "table compact" },
+      h("tbody", {}, metrics.map(([k, v]) => h("tr", {}, h("th", { scope: "row" }, METRIC_LABELS[k] ?? k), h("td", { class: "num" }, v)))),
+    ),
+  );
+}
