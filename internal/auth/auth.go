@@ -15,8 +15,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,12 +29,22 @@ const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 // MaxSkew is how far x-ms-date may be from the server's time.
 const MaxSkew = 15 * time.Minute
 
-// Verifier checks signatures made with one master key.
+// Verifier checks signatures made with one master key. It is safe for
+// concurrent use; it reuses HMAC states and the parse of the last date
+// seen, because every request pays for this check.
 type Verifier struct {
 	key []byte
 	// AcceptAAD accepts well-formed "type=aad" bearer tokens without
 	// verifying them, as the emulator does.
 	AcceptAAD bool
+
+	macs     sync.Pool // of hash.Hash keyed with key
+	lastDate atomic.Pointer[parsedDate]
+}
+
+type parsedDate struct {
+	raw string
+	t   time.Time
 }
 
 // NewVerifier returns a verifier for a base64 master key.
@@ -40,7 +53,9 @@ func NewVerifier(masterKey string) (*Verifier, error) {
 	if err != nil || len(key) == 0 {
 		return nil, fmt.Errorf("auth: the master key is not valid base64")
 	}
-	return &Verifier{key: key}, nil
+	v := &Verifier{key: key}
+	v.macs.New = func() any { return hmac.New(sha256.New, v.key) }
+	return v, nil
 }
 
 // Error says why a request is not authorized; its message is meant for
@@ -62,7 +77,7 @@ func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, 
 	if date == "" {
 		return unauthorized("Required Header x-ms-date is missing. Ensure the request carries x-ms-date in RFC 1123 format, e.g. 'Sun, 22 Nov 2026 05:19:17 GMT'.")
 	}
-	t, err := time.Parse(time.RFC1123, date)
+	t, err := v.parseDate(date)
 	if err != nil {
 		return unauthorized("The x-ms-date header %q is not an RFC 1123 date such as 'Sun, 22 Nov 2026 05:19:17 GMT'.", date)
 	}
@@ -75,11 +90,11 @@ func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, 
 			token = dec
 		}
 	}
-	fields := tokenFields(token)
-	switch fields["type"] {
+	typ, sigText := tokenFields(token)
+	switch typ {
 	case "master":
 	case "aad":
-		if v.AcceptAAD && strings.Count(fields["sig"], ".") == 2 {
+		if v.AcceptAAD && strings.Count(sigText, ".") == 2 {
 			return nil
 		}
 		return unauthorized("AAD tokens are not accepted by this server; sign requests with the master key (or start the server with --accept-aad).")
@@ -88,43 +103,90 @@ func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, 
 	default:
 		return unauthorized("The authorization header is malformed; expected type=master&ver=1.0&sig=<signature>.")
 	}
-	sig, err := base64.StdEncoding.DecodeString(fields["sig"])
-	if err != nil || len(sig) == 0 {
+	var sigBuf [64]byte
+	if base64.StdEncoding.DecodedLen(len(sigText)) > len(sigBuf) {
+		return unauthorized("The authorization signature is too long for an HMAC-SHA256 signature.")
+	}
+	n, err := base64.StdEncoding.Decode(sigBuf[:], []byte(sigText))
+	if err != nil || n == 0 {
 		return unauthorized("The authorization signature is not valid base64.")
 	}
-	want := v.sign(verb, resourceType, link, date)
-	if !hmac.Equal(sig, want) {
+	var wantBuf [sha256.Size]byte
+	if !hmac.Equal(sigBuf[:n], v.signInto(wantBuf[:0], verb, resourceType, link, date)) {
 		return unauthorized("The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. Server used the following payload to sign: '%s'", strings.ReplaceAll(payload(verb, resourceType, link, date), "\n", "\\n"))
 	}
 	return nil
 }
 
-// tokenFields splits "type=master&ver=1.0&sig=…" once it is decoded. It
-// does not unescape again: a base64 signature holds '+', which query
-// parsing would turn into a space.
-func tokenFields(token string) map[string]string {
-	out := map[string]string{}
-	for _, part := range strings.Split(token, "&") {
-		k, v, _ := strings.Cut(part, "=")
-		out[k] = v
+// tokenFields reads the type and sig of "type=master&ver=1.0&sig=…" once
+// it is decoded. It does not unescape again: a base64 signature holds
+// '+', which query parsing would turn into a space.
+func tokenFields(token string) (typ, sig string) {
+	for rest := token; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "&")
+		k, val, _ := strings.Cut(part, "=")
+		switch k {
+		case "type":
+			typ = val
+		case "sig":
+			sig = val
+		}
 	}
-	return out
+	return typ, sig
+}
+
+// parseDate parses x-ms-date, remembering the last one: concurrent
+// requests from one client mostly share the same second.
+func (v *Verifier) parseDate(date string) (time.Time, error) {
+	if p := v.lastDate.Load(); p != nil && p.raw == date {
+		return p.t, nil
+	}
+	t, err := time.Parse(time.RFC1123, date)
+	if err == nil {
+		v.lastDate.Store(&parsedDate{raw: date, t: t})
+	}
+	return t, err
 }
 
 func payload(verb, resourceType, link, date string) string {
 	return strings.ToLower(verb) + "\n" + strings.ToLower(resourceType) + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"
 }
 
-func (v *Verifier) sign(verb, resourceType, link, date string) []byte {
-	m := hmac.New(sha256.New, v.key)
-	m.Write([]byte(payload(verb, resourceType, link, date)))
-	return m.Sum(nil)
+// signInto appends the signature of the request to dst.
+func (v *Verifier) signInto(dst []byte, verb, resourceType, link, date string) []byte {
+	m := v.macs.Get().(hash.Hash)
+	m.Reset()
+	var buf [256]byte
+	p := appendLower(buf[:0], verb)
+	p = append(p, '\n')
+	p = appendLower(p, resourceType)
+	p = append(p, '\n')
+	p = append(p, link...)
+	p = append(p, '\n')
+	p = appendLower(p, date)
+	p = append(p, '\n', '\n')
+	m.Write(p)
+	dst = m.Sum(dst)
+	v.macs.Put(m)
+	return dst
+}
+
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // Sign returns the Authorization header value for a request, as an SDK
 // would send it. The server uses it for nothing; tests and tools do.
 func (v *Verifier) Sign(verb, resourceType, link, date string) string {
-	sig := base64.StdEncoding.EncodeToString(v.sign(verb, resourceType, link, date))
+	sig := base64.StdEncoding.EncodeToString(v.signInto(nil, verb, resourceType, link, date))
 	return url.QueryEscape("type=master&ver=1.0&sig=" + sig)
 }
 
@@ -141,6 +203,9 @@ func ResourceOf(escapedPath string) (resourceType, link string, err error) {
 	p := strings.Trim(escapedPath, "/")
 	if p == "" {
 		return "", "", nil
+	}
+	if !strings.Contains(p, "%") {
+		return resourceOfPlain(p)
 	}
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
@@ -161,4 +226,22 @@ func ResourceOf(escapedPath string) (resourceType, link string, err error) {
 		return resourceType, link, nil
 	}
 	return segs[len(segs)-1], strings.Join(segs[:len(segs)-1], "/"), nil
+}
+
+// resourceOfPlain is ResourceOf for a trimmed path with nothing escaped,
+// without allocating: the common case on every request.
+func resourceOfPlain(p string) (resourceType, link string, err error) {
+	last := strings.LastIndexByte(p, '/')
+	if strings.Count(p, "/")%2 == 1 { // an even number of segments
+		prev := strings.LastIndexByte(p[:last], '/')
+		resourceType = p[prev+1 : last]
+		if resourceType == "offers" {
+			return resourceType, strings.ToLower(p[last+1:]), nil
+		}
+		return resourceType, p, nil
+	}
+	if last < 0 {
+		return p, "", nil
+	}
+	return p[last+1:], p[:last], nil
 }

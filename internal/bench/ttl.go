@@ -86,6 +86,11 @@ type countingStore struct {
 	ops atomic.Int64
 }
 
+func (s *countingStore) Get(ctx context.Context, k []byte) ([]byte, error) {
+	s.ops.Add(1)
+	return s.Store.Get(ctx, k)
+}
+
 func (s *countingStore) View(ctx context.Context, fn func(storage.Reader) error) error {
 	s.ops.Add(1)
 	return s.Store.View(ctx, func(r storage.Reader) error { return fn(countingReader{r, &s.ops}) })

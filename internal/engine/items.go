@@ -490,23 +490,23 @@ func (e *Engine) ReadItem(ctx context.Context, ref ItemRef, ifNoneMatch string) 
 	if err != nil {
 		return Resource{}, err
 	}
-	key := docKey(c.rid, pk.encode(nil), ref.ID)
 	now := e.nowSec()
-	var res Resource
-	err = e.store.View(ctx, func(r storage.Reader) error {
-		doc, h, exists, err := getItem(r, c, key, now)
-		if err != nil {
-			return err
-		}
-		if !exists {
-			return ErrNotFound
-		}
-		res = c.resource(doc, h, chargeRead(len(doc)))
-		return nil
-	})
+	// A point read needs no snapshot: one consistent Get.
+	v, err := e.store.Get(ctx, docKey(c.rid, pk.encode(nil), ref.ID))
+	if errors.Is(err, storage.ErrNotFound) {
+		return Resource{}, ErrNotFound
+	}
 	if err != nil {
 		return Resource{}, err
 	}
+	h, doc, err := decodeItem(v)
+	if err != nil {
+		return Resource{}, err
+	}
+	if !c.visible(h, now) {
+		return Resource{}, ErrNotFound
+	}
+	res := c.resource(doc, h, chargeRead(len(doc)))
 	if ifNoneMatch != "" && (ifNoneMatch == res.ETag || ifNoneMatch == "*") {
 		return res, &Error{Kind: KindNotModified, Message: "Not modified."}
 	}

@@ -160,7 +160,7 @@ func (g *Gateway) wrap(operation string, h handler, checkAuth bool) http.Handler
 		if activity == "" {
 			activity = newActivityID()
 		}
-		w.Header().Set("x-ms-activity-id", activity)
+		w.Header()[hActivity] = []string{activity}
 		defer func() {
 			if p := recover(); p != nil {
 				g.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p)
@@ -207,7 +207,11 @@ func (w *recorder) Write(b []byte) (int, error) {
 
 // charge is the request charge the handler reported.
 func (w *recorder) charge() float64 {
-	f, _ := strconv.ParseFloat(w.Header().Get("x-ms-request-charge"), 64)
+	v := w.Header()[hCharge]
+	if len(v) == 0 {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(v[0], 64)
 	return f
 }
 

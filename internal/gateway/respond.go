@@ -8,31 +8,48 @@ import (
 	"github.com/ebbdb/ebb/internal/engine"
 )
 
+// Response header keys in canonical form, set directly in the header map:
+// http.Header.Set would canonicalize them again on every response.
+const (
+	hCharge      = "X-Ms-Request-Charge"
+	hEtag        = "Etag"
+	hSession     = "X-Ms-Session-Token"
+	hContentPath = "X-Ms-Content-Path"
+	hAltPath     = "X-Ms-Alt-Content-Path"
+	hContentType = "Content-Type"
+	hLength      = "Content-Length"
+	hItemCount   = "X-Ms-Item-Count"
+	hCont        = "X-Ms-Continuation"
+	hActivity    = "X-Ms-Activity-Id"
+)
+
+var jsonContentType = []string{"application/json"}
+
 // writeResource writes a single resource with the headers the SDKs read.
 // A nil body (Prefer: return=minimal, or a delete) writes no content.
 func writeResource(w http.ResponseWriter, status int, res engine.Resource) error {
 	h := w.Header()
-	h.Set("x-ms-request-charge", formatCharge(res.Charge))
+	h[hCharge] = []string{formatCharge(res.Charge)}
 	if res.ETag != "" {
-		h.Set("etag", res.ETag)
+		h[hEtag] = []string{res.ETag}
 	}
 	if res.Session != "" {
-		h.Set("x-ms-session-token", res.Session)
+		h[hSession] = []string{res.Session}
 	}
 	if res.ContentPath != "" {
-		h.Set("x-ms-content-path", res.ContentPath)
-		h.Set("x-ms-alt-content-path", res.AltContentPath)
+		h[hContentPath] = []string{res.ContentPath}
+		h[hAltPath] = []string{res.AltContentPath}
 	}
 	if res.Body == nil || status == http.StatusNoContent {
 		if status != http.StatusNoContent {
-			h.Set("Content-Type", "application/json")
-			h.Set("Content-Length", "0")
+			h[hContentType] = jsonContentType
+			h[hLength] = []string{"0"}
 		}
 		w.WriteHeader(status)
 		return nil
 	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
+	h[hContentType] = jsonContentType
+	h[hLength] = []string{strconv.Itoa(len(res.Body))}
 	w.WriteHeader(status)
 	_, err := w.Write(res.Body)
 	return err
@@ -61,13 +78,13 @@ func writeFeed(w http.ResponseWriter, envelope, rid string, rows [][]byte, charg
 	b = strconv.AppendInt(b, int64(len(rows)), 10)
 	b = append(b, '}')
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("x-ms-request-charge", formatCharge(charge))
-	h.Set("x-ms-item-count", strconv.Itoa(len(rows)))
+	h[hContentType] = jsonContentType
+	h[hCharge] = []string{formatCharge(charge)}
+	h[hItemCount] = []string{strconv.Itoa(len(rows))}
 	if continuation != "" {
-		h.Set("x-ms-continuation", continuation)
+		h[hCont] = []string{continuation}
 	}
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h[hLength] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(b)
 	return err

@@ -22,6 +22,10 @@ var ErrUnavailable = errors.New("storage: unavailable")
 
 // Store is an ordered, transactional key/value store.
 type Store interface {
+	// Get reads one key outside any transaction: the value committed
+	// last, or ErrNotFound. It is the cheap path for point reads, which
+	// need no snapshot. The slice is the caller's.
+	Get(ctx context.Context, key []byte) ([]byte, error)
 	// View runs fn against a consistent snapshot.
 	View(ctx context.Context, fn func(Reader) error) error
 	// Update runs fn in a serializable transaction and commits what it

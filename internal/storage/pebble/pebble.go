@@ -41,6 +41,8 @@ import (
 // Store is a storage.Store on one Pebble directory (or in memory).
 type Store struct {
 	db *pebble.DB
+	// inMemory is set for OpenMemory: no WAL, so nothing to sync.
+	inMemory bool
 	// writeMu serializes Update callbacks. See the package doc.
 	writeMu sync.Mutex
 
@@ -75,12 +77,15 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	if fs != nil {
 		opts.FS = fs
+		// In memory nothing survives the process, so a WAL would only
+		// keep a second copy of every write.
+		opts.DisableWAL = true
 	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, inMemory: fs != nil}
 	s.drained = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -109,6 +114,17 @@ func (s *Store) exit() {
 	s.mu.Unlock()
 }
 
+// Get implements storage.Store. A read of the live DB is consistent on
+// its own, so no snapshot is taken.
+func (s *Store) Get(ctx context.Context, key []byte) ([]byte, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.exit()
+	r := reader{r: s.db}
+	return r.Get(key)
+}
+
 // View implements storage.Store.
 func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
 	if err := s.enter(ctx); err != nil {
@@ -131,7 +147,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 	b := s.db.NewIndexedBatch()
 	defer b.Close()
 	applied, err := s.applyLocked(b, fn)
-	if err != nil || !applied {
+	if err != nil || !applied || s.inMemory {
 		return err
 	}
 	// The lock is released: concurrent updates queue their batches behind
@@ -154,6 +170,9 @@ func (s *Store) applyLocked(b *pebble.Batch, fn func(storage.Writer) error) (app
 	w.closeIterators()
 	if err != nil || b.Empty() {
 		return false, err
+	}
+	if s.inMemory {
+		return true, s.db.Apply(b, pebble.NoSync)
 	}
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		return false, fmt.Errorf("storage: apply: %w", err)
@@ -202,7 +221,8 @@ func (r *reader) Get(key []byte) ([]byte, error) {
 	}
 	// The value is only valid until closer.Close; the contract promises it
 	// for the rest of fn, so it is copied once here.
-	out := append([]byte(nil), v...)
+	out := make([]byte, len(v))
+	copy(out, v)
 	closer.Close()
 	return out, nil
 }

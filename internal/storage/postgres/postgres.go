@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -90,6 +91,23 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, s.wrap(ctx, "open", err)
 	}
 	return s, nil
+}
+
+// Get implements storage.Store: one statement on a pooled connection, no
+// transaction around it.
+func (s *Store) Get(ctx context.Context, key []byte) ([]byte, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	var value []byte
+	err := s.pool.QueryRow(ctx, sqlGet, nonNil(key)).Scan(&value)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, storage.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.wrap(ctx, "get", err)
+	}
+	return nonNil(value), nil
 }
 
 // View implements storage.Store.

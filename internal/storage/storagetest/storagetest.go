@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		fn   func(t *testing.T, s storage.Store)
 	}{
 		{"GetSetDelete", testGetSetDelete},
+		{"PointGet", testPointGet},
 		{"NotFoundInsideUpdate", testNotFoundInsideUpdate},
 		{"EmptyValue", testEmptyValue},
 		{"EmptyKey", testEmptyKey},
@@ -901,5 +902,34 @@ func testClosed(t *testing.T, s storage.Store) {
 	}
 	if ran {
 		t.Error("fn ran on a closed store")
+	}
+}
+
+// testPointGet: Store.Get reads what the last Update committed, outside
+// any transaction, and reports ErrNotFound and closed stores.
+func testPointGet(t *testing.T, s storage.Store) {
+	ctx := context.Background()
+	if _, err := s.Get(ctx, []byte("k")); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Get of a missing key: %v, want ErrNotFound", err)
+	}
+	for _, v := range []string{"one", "", "three"} {
+		if err := s.Update(ctx, func(w storage.Writer) error { return w.Set([]byte("k"), []byte(v)) }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, []byte("k"))
+		if err != nil || string(got) != v || got == nil {
+			t.Fatalf("Get after Set(%q) = %q (nil %v), %v", v, got, got == nil, err)
+		}
+	}
+	if err := s.Update(ctx, func(w storage.Writer) error { return w.Delete([]byte("k")) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, []byte("k")); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("Get after Delete: %v, want ErrNotFound", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Get(cctx, []byte("k")); err == nil {
+		t.Fatal("Get with a cancelled context succeeded")
 	}
 }
