@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/gateway"
 	"github.com/ebbdb/ebb/internal/server"
 )
 
@@ -224,22 +225,7 @@ func (h *stubHandler) account(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		endpoint = "https://" + r.Host + "/"
 	}
-	loc := []map[string]string{{"name": "South Central US", "databaseAccountEndpoint": endpoint}}
-	body, _ := json.Marshal(map[string]any{
-		"_self":                        "",
-		"id":                           "ebb-ceiling",
-		"_rid":                         "ebb-ceiling.documents.azure.com",
-		"media":                        "//media/",
-		"addresses":                    "//addresses/",
-		"_dbs":                         "//dbs/",
-		"writableLocations":            loc,
-		"readableLocations":            loc,
-		"enableMultipleWriteLocations": false,
-		"userReplicationPolicy":        map[string]any{"asyncReplication": false, "minReplicaSetSize": 1, "maxReplicasetSize": 4},
-		"userConsistencyPolicy":        map[string]any{"defaultConsistencyLevel": "Session"},
-		"systemReplicationPolicy":      map[string]any{"minReplicaSetSize": 1, "maxReplicasetSize": 4},
-		"readPolicy":                   map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
-	})
+	body, _ := gateway.AccountDocument("ebb-ceiling", endpoint)
 	write(w, http.StatusOK, body)
 }
 

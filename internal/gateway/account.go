@@ -13,12 +13,28 @@ const queryEngineConfiguration = `{"allowNewKeywordsAsIdentifiers":true,"maxSqlQ
 // account serves GET /, the database account document both SDKs read
 // first to learn where to send requests.
 func (g *Gateway) account(w http.ResponseWriter, r *http.Request) error {
-	endpoint := g.advertised(r)
+	body, err := AccountDocument(g.opts.AccountID, g.advertised(r))
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("x-ms-max-media-storage-usage-mb", "10240")
+	h.Set("x-ms-media-storage-usage-mb", "0")
+	h.Set("x-ms-databaseaccount-consumed-mb", "0")
+	h.Set("x-ms-databaseaccount-reserved-mb", "0")
+	h.Set("x-ms-databaseaccount-provisioned-mb", "0")
+	return writeResource(w, http.StatusOK, resourceOf(body, 1))
+}
+
+// AccountDocument is the database account document for account id,
+// sending clients to endpoint. (The benchmark's ceiling stub serves the
+// same document.)
+func AccountDocument(id, endpoint string) ([]byte, error) {
 	loc := []map[string]string{{"name": "South Central US", "databaseAccountEndpoint": endpoint}}
 	doc := map[string]any{
 		"_self":                        "",
-		"id":                           g.opts.AccountID,
-		"_rid":                         g.opts.AccountID + ".documents.azure.com",
+		"id":                           id,
+		"_rid":                         id + ".documents.azure.com",
 		"media":                        "//media/",
 		"addresses":                    "//addresses/",
 		"_dbs":                         "//dbs/",
@@ -31,17 +47,7 @@ func (g *Gateway) account(w http.ResponseWriter, r *http.Request) error {
 		"readPolicy":                   map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
 		"queryEngineConfiguration":     queryEngineConfiguration,
 	}
-	body, err := json.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	h := w.Header()
-	h.Set("x-ms-max-media-storage-usage-mb", "10240")
-	h.Set("x-ms-media-storage-usage-mb", "0")
-	h.Set("x-ms-databaseaccount-consumed-mb", "0")
-	h.Set("x-ms-databaseaccount-reserved-mb", "0")
-	h.Set("x-ms-databaseaccount-provisioned-mb", "0")
-	return writeResource(w, http.StatusOK, resourceOf(body, 1))
+	return json.Marshal(doc)
 }
 
 // advertised is the endpoint clients are told to use: the configured one,

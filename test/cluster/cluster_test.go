@@ -8,27 +8,19 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
+	"github.com/ebbdb/ebb/test/ebbproc"
 )
 
 var ebbBinary string
@@ -38,122 +30,28 @@ func TestMain(m *testing.M) {
 		fmt.Println("cluster tests skipped:", pgtest.EnvURL, "is not set")
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "ebb-cluster-bin-*")
+	bin, cleanup, err := ebbproc.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	ebbBinary = filepath.Join(dir, "ebb")
-	build := exec.Command("go", "build", "-o", ebbBinary, "../../cmd/ebb")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build ebb:", err)
-		os.Exit(1)
-	}
+	ebbBinary = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
-type node struct {
-	name     string
-	cmd      *exec.Cmd
-	endpoint string
-	client   *azcosmos.Client
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startNodes starts n ebb processes on one fresh schema.
-func startNodes(t *testing.T, n int) []*node {
+// startNodes starts n ebb processes on one fresh schema, named a, b, c…
+func startNodes(t *testing.T, n int) []*ebbproc.Process {
 	t.Helper()
 	store := pgtest.FreshSchema(t)
-	var nodes []*node
+	var nodes []*ebbproc.Process
 	for i := 0; i < n; i++ {
 		name := string(rune('a' + i))
-		port := freePort(t)
-		cmd := exec.Command(ebbBinary, "--store", store, "--no-tls", "--clock-control", "--node-id", name,
-			"--ttl-lease", "1s", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--log-level", "error")
-		stdout, _ := cmd.StdoutPipe()
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil || !strings.Contains(line, "serving") {
-			cmd.Process.Kill()
-			t.Fatalf("node %s did not start: %q, %v", name, line, err)
-		}
-		go io.Copy(io.Discard, stdout)
-		nd := &node{name: name, cmd: cmd, endpoint: fmt.Sprintf("http://127.0.0.1:%d/", port)}
-		cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
-		nd.client, _ = azcosmos.NewClientWithKey(nd.endpoint, cred, &azcosmos.ClientOptions{
-			ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}},
-		})
-		nodes = append(nodes, nd)
-		t.Cleanup(nd.kill)
+		nodes = append(nodes, ebbproc.Start(t, ebbBinary, name,
+			"--store", store, "--clock-control", "--node-id", name, "--ttl-lease", "1s"))
 	}
 	return nodes
-}
-
-func (n *node) kill() {
-	if n.cmd.ProcessState == nil {
-		n.cmd.Process.Kill()
-		n.cmd.Wait()
-	}
-}
-
-// rest sends a signed request to a node and decodes a JSON answer.
-func (n *node) rest(t *testing.T, method, path string, hdr map[string]string, body string, out any) int {
-	t.Helper()
-	v, _ := auth.NewVerifier(auth.EmulatorKey)
-	date := time.Now().UTC().Format(http.TimeFormat)
-	typ, link, _ := auth.ResourceOf(path)
-	req, _ := http.NewRequest(method, strings.TrimSuffix(n.endpoint, "/")+path, strings.NewReader(body))
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("authorization", v.Sign(method, typ, link, date))
-	req.Header.Set("content-type", "application/json")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s on node %s: %v", method, path, n.name, err)
-	}
-	defer resp.Body.Close()
-	if out != nil && resp.StatusCode < 300 {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-	}
-	return resp.StatusCode
-}
-
-func (n *node) advance(t *testing.T, seconds int) {
-	t.Helper()
-	if st := n.rest(t, "POST", "/_ebb/clock", nil, fmt.Sprintf(`{"advanceSeconds":%d}`, seconds), nil); st != 200 {
-		t.Fatalf("advance clock on %s: %d", n.name, st)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
 
 func TestNodesShareOneDatabase(t *testing.T) {
@@ -161,10 +59,10 @@ func TestNodesShareOneDatabase(t *testing.T) {
 	a, b, c := nodes[0], nodes[1], nodes[2]
 	ctx := context.Background()
 	// Create on a, use at once on b and c.
-	if _, err := a.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "shop"}, nil); err != nil {
+	if _, err := a.Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "shop"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	db, _ := b.client.NewDatabase("shop")
+	db, _ := b.Client.NewDatabase("shop")
 	def := int32(100)
 	props := azcosmos.ContainerProperties{ID: "orders", DefaultTimeToLive: &def,
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}
@@ -172,15 +70,15 @@ func TestNodesShareOneDatabase(t *testing.T) {
 		t.Fatalf("create container on b: %v", err)
 	}
 	pk := azcosmos.NewPartitionKeyString("p")
-	ca, _ := a.client.NewContainer("shop", "orders")
-	cc, _ := c.client.NewContainer("shop", "orders")
+	ca, _ := a.Client.NewContainer("shop", "orders")
+	cc, _ := c.Client.NewContainer("shop", "orders")
 	if _, err := cc.CreateItem(ctx, pk, []byte(`{"id":"1","pk":"p","n":0}`), nil); err != nil {
 		t.Fatalf("create item on c: %v", err)
 	}
 	for _, nd := range nodes {
-		cl, _ := nd.client.NewContainer("shop", "orders")
+		cl, _ := nd.Client.NewContainer("shop", "orders")
 		if _, err := cl.ReadItem(ctx, pk, "1", nil); err != nil {
-			t.Fatalf("read on %s: %v", nd.name, err)
+			t.Fatalf("read on %s: %v", nd.Name, err)
 		}
 	}
 
@@ -193,7 +91,7 @@ func TestNodesShareOneDatabase(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cl, _ := nd.client.NewContainer("shop", "orders")
+				cl, _ := nd.Client.NewContainer("shop", "orders")
 				for done := 0; done < perWorker; {
 					r, err := cl.ReadItem(ctx, pk, "1", nil)
 					if err != nil {
@@ -232,7 +130,7 @@ func TestNodesShareOneDatabase(t *testing.T) {
 
 	// A defaultTtl change on a applies on c.
 	for _, nd := range nodes {
-		nd.advance(t, 50)
+		nd.Advance(t, 50)
 	}
 	rp, err := ca.Read(ctx, nil)
 	if err != nil {
@@ -244,7 +142,7 @@ func TestNodesShareOneDatabase(t *testing.T) {
 	if _, err := ca.Replace(ctx, p, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the defaultTtl change made on a to hide the item on c", func() bool {
+	ebbproc.WaitFor(t, "the defaultTtl change made on a to hide the item on c", func() bool {
 		_, err := cc.ReadItem(ctx, pk, "1", nil)
 		var re *azcore.ResponseError
 		return asResponseError(err, &re) && re.StatusCode == http.StatusNotFound
@@ -257,13 +155,13 @@ func TestNodesShareOneDatabase(t *testing.T) {
 func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
 	nodes := startNodes(t, 3)
 	a := nodes[0]
-	if st := a.rest(t, "POST", "/dbs", nil, `{"id":"db"}`, nil); st != 201 {
+	if st, _ := a.REST(t, "POST", "/dbs", nil, `{"id":"db"}`, nil); st != 201 {
 		t.Fatalf("create database: %d", st)
 	}
 	// 400 RU/s purges about 70 small items a second: slow enough to kill
 	// a node in the middle.
 	body := `{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":5,"changeFeedPolicy":{"retentionDuration":60}}`
-	if st := a.rest(t, "POST", "/dbs/db/colls", map[string]string{"x-ms-offer-throughput": "400"}, body, nil); st != 201 {
+	if st, _ := a.REST(t, "POST", "/dbs/db/colls", map[string]string{"x-ms-offer-throughput": "400"}, body, nil); st != 201 {
 		t.Fatalf("create container: %d", st)
 	}
 	// The all-versions feed starts from now: remember where now is.
@@ -272,7 +170,8 @@ func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
 	for k, v := range avad {
 		start[k] = v
 	}
-	code, cont := restFeed(t, a, start, nil)
+	code, h := a.REST(t, "GET", "/dbs/db/colls/c/docs", start, "", nil)
+	cont := h.Get("etag")
 	if code != http.StatusNotModified || cont == "" {
 		t.Fatalf("feed from now: %d, etag %q", code, cont)
 	}
@@ -280,33 +179,30 @@ func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
 	for i := 0; i < items; i++ {
 		doc := fmt.Sprintf(`{"id":"%d","pk":"p%d"}`, i, i%5)
 		hdr := map[string]string{"x-ms-documentdb-partitionkey": fmt.Sprintf(`["p%d"]`, i%5)}
-		if st := nodes[i%3].rest(t, "POST", "/dbs/db/colls/c/docs", hdr, doc, nil); st != 201 {
+		if st, _ := nodes[i%3].REST(t, "POST", "/dbs/db/colls/c/docs", hdr, doc, nil); st != 201 {
 			t.Fatalf("create item %d: %d", i, st)
 		}
 	}
 	for _, nd := range nodes {
-		nd.advance(t, 10)
+		nd.Advance(t, 10)
 	}
-	type status struct {
-		Backlog     int
-		LeaseHolder string
-	}
-	var st status
-	waitFor(t, "the purge to start", func() bool {
-		a.rest(t, "GET", "/_ebb/containers/db/c/ttl", nil, "", &st)
-		return st.LeaseHolder != "" && st.Backlog < items && st.Backlog > 0
+	var holder string
+	ebbproc.WaitFor(t, "the purge to start", func() bool {
+		var backlog int
+		backlog, holder = a.Backlog(t, "db", "c")
+		return holder != "" && backlog < items && backlog > 0
 	})
-	var survivor *node
+	var survivor *ebbproc.Process
 	for _, nd := range nodes {
-		if nd.name == st.LeaseHolder {
-			nd.kill()
+		if nd.Name == holder {
+			nd.Kill()
 		} else {
 			survivor = nd
 		}
 	}
-	waitFor(t, "the surviving nodes to finish the purge", func() bool {
-		survivor.rest(t, "GET", "/_ebb/containers/db/c/ttl", nil, "", &st)
-		return st.Backlog == 0
+	ebbproc.WaitFor(t, "the surviving nodes to finish the purge", func() bool {
+		backlog, _ := survivor.Backlog(t, "db", "c")
+		return backlog == 0
 	})
 	// Read the whole all-versions-and-deletes feed.
 	deletes := map[string]int{}
@@ -324,13 +220,14 @@ func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
 				} `json:"metadata"`
 			}
 		}
-		code, etag := restFeed(t, survivor, hdr, &page)
+		code, h := survivor.REST(t, "GET", "/dbs/db/colls/c/docs", hdr, "", &page)
 		if code == http.StatusNotModified {
 			break
 		}
 		if code != 200 {
 			t.Fatalf("feed: %d", code)
 		}
+		etag := h.Get("etag")
 		for _, d := range page.Documents {
 			if d.Metadata.OperationType == "delete" && d.Metadata.TimeToLiveExpired {
 				deletes[d.Metadata.ID]++
@@ -346,31 +243,6 @@ func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
 			t.Fatalf("item %s has %d TTL delete records", id, n)
 		}
 	}
-}
-
-func restFeed(t *testing.T, n *node, hdr map[string]string, out any) (int, string) {
-	t.Helper()
-	v, _ := auth.NewVerifier(auth.EmulatorKey)
-	date := time.Now().UTC().Format(http.TimeFormat)
-	path := "/dbs/db/colls/c/docs"
-	typ, link, _ := auth.ResourceOf(path)
-	req, _ := http.NewRequest("GET", strings.TrimSuffix(n.endpoint, "/")+path, nil)
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("authorization", v.Sign("GET", typ, link, date))
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == 200 {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return resp.StatusCode, resp.Header.Get("etag")
 }
 
 func asResponseError(err error, re **azcore.ResponseError) bool {

@@ -7,120 +7,39 @@
 package crash
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
+	"github.com/ebbdb/ebb/test/ebbproc"
 )
 
 var ebbBinary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ebb-crash-bin-*")
+	bin, cleanup, err := ebbproc.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	ebbBinary = filepath.Join(dir, "ebb")
-	build := exec.Command("go", "build", "-o", ebbBinary, "../../cmd/ebb")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build ebb:", err)
-		os.Exit(1)
-	}
+	ebbBinary = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
-// process is one running ebb.
-type process struct {
-	cmd      *exec.Cmd
-	endpoint string
-	client   *azcosmos.Client
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func startEbb(t *testing.T, dir string) *process {
+func startEbb(t *testing.T, dir string) *ebbproc.Process {
 	t.Helper()
-	port := freePort(t)
-	cmd := exec.Command(ebbBinary, "--data-dir", dir, "--no-tls", "--clock-control", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--log-level", "error")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The banner is printed once the listener is up.
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.Contains(line, "serving") {
-		cmd.Process.Kill()
-		t.Fatalf("ebb did not start: %q, %v", line, err)
-	}
-	go io.Copy(io.Discard, stdout)
-	p := &process{cmd: cmd, endpoint: fmt.Sprintf("http://127.0.0.1:%d/", port)}
-	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
-	p.client, err = azcosmos.NewClientWithKey(p.endpoint, cred, &azcosmos.ClientOptions{
-		ClientOptions: azcore.ClientOptions{Retry: policyNoRetry()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func (p *process) kill() {
-	p.cmd.Process.Kill()
-	p.cmd.Wait()
-}
-
-// advance moves the server's manual clock.
-func (p *process) advance(t *testing.T, seconds int) {
-	t.Helper()
-	v, _ := auth.NewVerifier(auth.EmulatorKey)
-	date := time.Now().UTC().Format(http.TimeFormat)
-	req, _ := http.NewRequest("POST", p.endpoint+"_ebb/clock", strings.NewReader(fmt.Sprintf(`{"advanceSeconds":%d}`, seconds)))
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("authorization", v.Sign("POST", "_ebb", "_ebb/clock", date))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("advance clock: %d", resp.StatusCode)
-	}
+	return ebbproc.Start(t, ebbBinary, "ebb", "--data-dir", dir, "--clock-control")
 }
 
 func rounds() int {
@@ -137,10 +56,10 @@ func TestKillDuringPurgeAndWrites(t *testing.T) {
 	for round := 0; round < rounds(); round++ {
 		p := startEbb(t, dir)
 		if round == 0 {
-			if _, err := p.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "crash"}, nil); err != nil {
+			if _, err := p.Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "crash"}, nil); err != nil {
 				t.Fatal(err)
 			}
-			db, _ := p.client.NewDatabase("crash")
+			db, _ := p.Client.NewDatabase("crash")
 			def := int32(5)
 			props := azcosmos.ContainerProperties{ID: "c", DefaultTimeToLive: &def,
 				PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}
@@ -149,7 +68,7 @@ func TestKillDuringPurgeAndWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c, _ := p.client.NewContainer("crash", "c")
+		c, _ := p.Client.NewContainer("crash", "c")
 		// A mass of items that will expire together, and some pinned.
 		write := func(id string, ttl int) error {
 			pk := "p" + strconv.Itoa(len(id)%7)
@@ -182,7 +101,7 @@ func TestKillDuringPurgeAndWrites(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		p.advance(t, 10) // everything not pinned is now due
+		p.Advance(t, 10) // everything not pinned is now due
 
 		// Keep writing items about to expire while the purge runs, and
 		// kill the process after a random number of acknowledged writes.
@@ -229,7 +148,7 @@ func TestKillDuringPurgeAndWrites(t *testing.T) {
 			case <-allStopped:
 			}
 		}
-		p.kill()
+		p.Kill()
 		close(stop)
 		<-allStopped
 
@@ -269,10 +188,10 @@ func TestPurgeResumesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	p := startEbb(t, dir)
-	if _, err := p.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "crash"}, nil); err != nil {
+	if _, err := p.Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "crash"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	db, _ := p.client.NewDatabase("crash")
+	db, _ := p.Client.NewDatabase("crash")
 	def := int32(-1)
 	props := azcosmos.ContainerProperties{ID: "c", DefaultTimeToLive: &def,
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}
@@ -280,54 +199,21 @@ func TestPurgeResumesAfterRestart(t *testing.T) {
 	if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := p.client.NewContainer("crash", "c")
+	c, _ := p.Client.NewContainer("crash", "c")
 	for i := 0; i < 200; i++ {
 		body := fmt.Sprintf(`{"id":"%d","pk":"p","ttl":1}`, i)
 		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString("p"), []byte(body), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p.kill() // before anything expired
+	p.Kill() // before anything expired
 	// A restart's manual clock starts at the real time, which is past the
 	// items' expiry only if a second has gone by; the high-water mark
 	// keeps time from going back, and the advance makes them due.
 	p = startEbb(t, dir)
-	defer p.kill()
-	p.advance(t, 2)
-	waitFor(t, "the backlog to drain after a restart", func() bool { return backlog(t, p) == 0 })
+	p.Advance(t, 2)
+	ebbproc.WaitFor(t, "the backlog to drain after a restart", func() bool {
+		n, _ := p.Backlog(t, "crash", "c")
+		return n == 0
+	})
 }
-
-func backlog(t *testing.T, p *process) int {
-	v, _ := auth.NewVerifier(auth.EmulatorKey)
-	date := time.Now().UTC().Format(http.TimeFormat)
-	req, _ := http.NewRequest("GET", p.endpoint+"_ebb/containers/crash/c/ttl", nil)
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("authorization", v.Sign("GET", "ttl", "_ebb/containers/crash/c", date))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var st struct{ Backlog int }
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("ttl status: %d, %v", resp.StatusCode, err)
-	}
-	return st.Backlog
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
-// policyNoRetry makes the SDK give up at once on a dead server instead of
-// retrying against it.
-func policyNoRetry() policy.RetryOptions { return policy.RetryOptions{MaxRetries: -1} }
