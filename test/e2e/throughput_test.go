@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/server"
+)
+
+// TestEnforcedThroughput: with --enforce-throughput a burst beyond a
+// 400 RU/s offer gets 429 with x-ms-retry-after-ms, and the SDK, which
+// retries those on its own, still completes every write.
+func TestEnforcedThroughput(t *testing.T) {
+	e := startWith(t, server.Config{Memory: true, EnforceThroughput: true})
+	c := e.container(t, pkProps("limited", "/pk"))
+	v, _ := auth.NewVerifier(auth.EmulatorKey)
+	throttled := 0
+	var retryAfter string
+	for i := 0; i < 200 && throttled == 0; i++ {
+		body := fmt.Sprintf(`{"id":"raw%d","pk":"p","pad":"%s"}`, i, strings.Repeat("x", 4000))
+		date := time.Now().UTC().Format(http.TimeFormat)
+		req, _ := http.NewRequest("POST", e.srv.URL+"dbs/db-limited/colls/limited/docs", strings.NewReader(body))
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("authorization", v.Sign("POST", "docs", "dbs/db-limited/colls/limited", date))
+		req.Header.Set("x-ms-documentdb-partitionkey", `["p"]`)
+		resp, err := insecureTransport().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			throttled++
+			retryAfter = resp.Header.Get("x-ms-retry-after-ms")
+		}
+	}
+	if throttled == 0 || retryAfter == "" {
+		t.Fatalf("200 writes of 4 KB (about 23 RU each) against 400 RU/s: %d answered 429 (retry after %q), want some with a retry-after", throttled, retryAfter)
+	}
+	for i := 0; i < 30; i++ {
+		body := fmt.Sprintf(`{"id":"sdk%d","pk":"p","pad":"%s"}`, i, strings.Repeat("x", 4000))
+		if _, err := c.CreateItem(e.ctx, azcosmos.NewPartitionKeyString("p"), []byte(body), nil); err != nil {
+			t.Fatalf("SDK write %d under throttling: %v", i, err)
+		}
+	}
+}
