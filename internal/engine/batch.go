@@ -236,11 +236,11 @@ func (t *itemTx) runBatchOp(op *batchOp, r *BatchOpResult, env query.Env) error 
 // with one operation's item (its size, ttl, patch) are that operation's
 // failure, in op.err.
 func (c *container) parseBatch(ref ItemRef, body []byte, atomic bool) ([]batchOp, error) {
-	if !json.Valid(body) {
-		return nil, badRequest("The batch body is not valid JSON. %s", jsonErrorDetail(body))
-	}
 	var in []batchOpJSON
 	if err := json.Unmarshal(body, &in); err != nil {
+		if !json.Valid(body) {
+			return nil, badRequest("The batch body is not valid JSON. %s", jsonErrorDetail(body))
+		}
 		return nil, badRequest("The batch body must be a JSON array of operations such as [{\"operationType\": \"Create\", \"resourceBody\": {…}}]: %v.", err)
 	}
 	switch {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +93,8 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 	if err != nil {
 		return ChangeFeedResult{}, err
 	}
-	if err := checkEPKRange(req.StartEPK, req.EndEPK); err != nil {
+	inRange, err := c.epkFilter(req.StartEPK, req.EndEPK)
+	if err != nil {
 		return ChangeFeedResult{}, err
 	}
 	start, err := parseFeedContinuation(req.IfNoneMatch)
@@ -102,6 +104,7 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 	f := feedScan{
 		c:     c,
 		pk:    src.prefix[len(collPrefix(spaceDoc, c.rid)):],
+		epk:   inRange,
 		now:   src.now,
 		since: -1 << 63,
 		max:   req.MaxItemCount,
@@ -155,6 +158,8 @@ type feedScan struct {
 	// pk is the encoded partition key (or prefix) the feed is scoped to;
 	// empty for the whole container.
 	pk []byte
+	// epk, when set, tests an encoded key against an EPK sub-range.
+	epk func(pkEnc []byte) bool
 	// now is the request's instant for TTL visibility; since is the
 	// earliest _ts it serves.
 	now, since int64
@@ -162,6 +167,12 @@ type feedScan struct {
 
 	rows                          [][]byte
 	loaded, loadedBytes, outBytes int
+}
+
+// scoped reports whether an item (by its encoded key, which may go on
+// with the id) is in the feed's scope.
+func (f *feedScan) scoped(key []byte) bool {
+	return bytes.HasPrefix(key, f.pk) && (f.epk == nil || f.epk(key))
 }
 
 // full reports whether the page has reached its size.
@@ -182,12 +193,13 @@ func (f *feedScan) scanLatest(r storage.Reader, start, end uint64) (uint64, erro
 		if err != nil {
 			return 0, err
 		}
-		if !bytes.HasPrefix(it.Value(), f.pk) {
+		if !f.scoped(it.Value()) {
 			continue
 		}
 		v, err := r.Get(append(docPrefix, it.Value()...))
 		if err != nil {
-			return 0, errors.Join(errors.New("engine: latest-version entry without its item"), err)
+			// By construction every entry has its item version.
+			return 0, fmt.Errorf("engine: latest-version entry %d: %w", lsn, err)
 		}
 		h, doc, err := decodeItem(v)
 		if err != nil {
@@ -225,7 +237,7 @@ func (f *feedScan) scanLog(r storage.Reader, start, end uint64) (uint64, error) 
 		}
 		f.loaded++
 		f.loadedBytes += len(rec)
-		if !bytes.HasPrefix(pkEnc, f.pk) {
+		if !f.scoped(pkEnc) {
 			continue
 		}
 		f.rows = append(f.rows, bytes.Clone(rec))
@@ -275,15 +287,6 @@ func logStart(r storage.Reader, rid [8]byte) (uint64, error) {
 		return 0, errors.New("engine: corrupt change log trim mark")
 	}
 	return binary.BigEndian.Uint64(v), nil
-}
-
-// checkEPKRange accepts an effective-partition-key range only when it
-// covers the whole key space: a container has one range, "" to "FF".
-func checkEPKRange(start, end string) error {
-	if start == "" && (end == "" || strings.EqualFold(end, "FF")) {
-		return nil
-	}
-	return badRequest("The effective partition key range [%q, %q) covers only part of this container's one partition key range [\"\", \"FF\"); Ebb serves change feeds for the whole range, a partition key, or a partition key range id.", start, end)
 }
 
 func feedEtag(lsn uint64) string { return `"` + strconv.FormatUint(lsn, 10) + `"` }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
 
@@ -142,16 +143,24 @@ func TestChangeFeedProperty(t *testing.T) {
 	}{{"default-forever", "-1"}, {"default-6s", "6"}} {
 		for seed := uint64(1); seed <= 4; seed++ {
 			t.Run(fmt.Sprintf("%s/seed-%d", tc.name, seed), func(t *testing.T) {
-				runChangeFeedProperty(t, tc.def, seed, 1000)
+				e, clk := newTestEngine(t)
+				runChangeFeedProperty(t, e, clk, tc.def, seed, 1000)
 			})
 		}
 	}
 }
 
-func runChangeFeedProperty(t *testing.T, def string, seed uint64, steps int) {
-	e, clk := newTestEngine(t)
+func runChangeFeedProperty(t *testing.T, e *Engine, clk *clock.Manual, def string, seed uint64, steps int) {
 	ctx := context.Background()
-	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":`+def+`,"changeFeedPolicy":{"retentionDuration":100000}}`)
+	// Ample throughput: the purger spends only spare throughput (on the
+	// real clock), and this test waits for it.
+	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":` + def + `,"changeFeedPolicy":{"retentionDuration":100000}}`
+	if _, err := e.CreateContainer(ctx, "db", []byte(body), ThroughputHeaders{Offer: "1000000"}); err != nil {
+		t.Fatal(err)
+	}
 	d, _ := strconv.Atoi(def)
 	m := &cfModel{def: ttl.Default(d), items: map[string]cfItem{}}
 	r := rand.New(rand.NewPCG(seed, seed*7919))

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"weak"
 )
 
 // The change log: what the all-versions-and-deletes change feed serves.
@@ -55,23 +58,31 @@ func parseChangeFeedPolicy(raw []byte) (int64, error) {
 var changeFeedPolicyMember = []byte(`"changeFeedPolicy"`)
 
 // logRetention returns c's changeFeedPolicy.retentionDuration in minutes.
-// The catalog keeps no field for it, so it is read from the container
-// body (validated when stored); containers without a policy pay one
-// substring search per transaction.
+// The catalog's container has no field for it, so it is read from the
+// container body (validated when stored) once per container version and
+// cached beside it: containers without a policy pay one substring search
+// per transaction, those with one a map lookup.
 func (c *container) logRetention() int64 {
 	if !bytes.Contains(c.raw, changeFeedPolicyMember) {
 		return 0
 	}
-	ms, ok := objectMembers(c.raw)
-	if !ok {
-		return 0
+	// Keyed weakly: a replaced container's entry goes with it.
+	wp := weak.Make(c)
+	if v, ok := retentions.Load(wp); ok {
+		return v.(int64)
 	}
-	n, err := parseChangeFeedPolicy(lookup(ms, "changeFeedPolicy"))
-	if err != nil {
-		return 0
+	var n int64
+	if ms, ok := objectMembers(c.raw); ok {
+		n, _ = parseChangeFeedPolicy(lookup(ms, "changeFeedPolicy"))
+	}
+	if _, loaded := retentions.LoadOrStore(wp, n); !loaded {
+		runtime.AddCleanup(c, func(wp weak.Pointer[container]) { retentions.Delete(wp) }, wp)
 	}
 	return n
 }
+
+// retentions caches logRetention: weak.Pointer[container] → minutes.
+var retentions sync.Map
 
 // changeOp is a change record's operationType.
 type changeOp int

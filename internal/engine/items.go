@@ -276,7 +276,7 @@ func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, bod
 
 // itemTx is one storage transaction over a container's items. The
 // single-item requests and the batch run the same operations on it
-// (write, patch, remove, read), so each rule is written once. Every
+// (write, patch, delete, read), so each rule is written once. Every
 // change takes the next LSN from st, which updateItems stores once at
 // the end; each keeps the expiry index, the latest-version index and,
 // when the container keeps one, the change log in step with the item.
