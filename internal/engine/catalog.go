@@ -41,9 +41,12 @@ type container struct {
 	pk           pkDef
 	ttl          ttl.Default
 	indexingNone bool
-	raw          []byte
-	etag         string
-	offerID      string
+	// retention is changeFeedPolicy.retentionDuration in minutes; 0 means
+	// no all-versions-and-deletes log.
+	retention int64
+	raw       []byte
+	etag      string
+	offerID   string
 }
 
 type offer struct {
@@ -186,7 +189,7 @@ func decodeContainer(raw []byte) (*container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: corrupt container resource %s: %w", f.ID, err)
 	}
-	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone}
+	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone, retention: spec.logRetention}
 	copy(c.rid[:], rid)
 	copy(c.dbRID[:], rid[:4])
 	c.self = "dbs/" + ridString(c.dbRID[:]) + "/colls/" + c.ridStr + "/"

@@ -1,14 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"weak"
 )
 
 // The change log: what the all-versions-and-deletes change feed serves.
@@ -53,36 +49,8 @@ func parseChangeFeedPolicy(raw []byte) (int64, error) {
 	return n, nil
 }
 
-// changeFeedPolicyMember is how the policy appears in a stored container
-// body; its absence is the common case and costs one substring search.
-var changeFeedPolicyMember = []byte(`"changeFeedPolicy"`)
-
 // logRetention returns c's changeFeedPolicy.retentionDuration in minutes.
-// The catalog's container has no field for it, so it is read from the
-// container body (validated when stored) once per container version and
-// cached beside it: containers without a policy pay one substring search
-// per transaction, those with one a map lookup.
-func (c *container) logRetention() int64 {
-	if !bytes.Contains(c.raw, changeFeedPolicyMember) {
-		return 0
-	}
-	// Keyed weakly: a replaced container's entry goes with it.
-	wp := weak.Make(c)
-	if v, ok := retentions.Load(wp); ok {
-		return v.(int64)
-	}
-	var n int64
-	if ms, ok := objectMembers(c.raw); ok {
-		n, _ = parseChangeFeedPolicy(lookup(ms, "changeFeedPolicy"))
-	}
-	if _, loaded := retentions.LoadOrStore(wp, n); !loaded {
-		runtime.AddCleanup(c, func(wp weak.Pointer[container]) { retentions.Delete(wp) }, wp)
-	}
-	return n
-}
-
-// retentions caches logRetention: weak.Pointer[container] → minutes.
-var retentions sync.Map
+func (c *container) logRetention() int64 { return c.retention }
 
 // changeOp is a change record's operationType.
 type changeOp int

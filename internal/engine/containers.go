@@ -200,7 +200,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		if err != nil {
 			return err
 		}
-		c = &container{id: id, dbID: dbID, dbRID: db.rid, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone}
+		c = &container{id: id, dbID: dbID, dbRID: db.rid, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone, retention: spec.logRetention}
 		copy(c.rid[:4], db.rid[:])
 		c.rid[4], c.rid[5], c.rid[6], c.rid[7] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 		c.ridStr = ridString(c.rid[:])
@@ -297,7 +297,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	normMs, _ := objectMembers(norm)
 	now := e.nowSec()
 	c := *old
-	c.pk, c.ttl, c.indexingNone = spec.pk, spec.ttl, spec.indexingNone
+	c.pk, c.ttl, c.indexingNone, c.retention = spec.pk, spec.ttl, spec.indexingNone, spec.logRetention
 	err = e.store.Update(ctx, func(w storage.Writer) error {
 		n, err := nextNumber(w)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
@@ -18,7 +20,7 @@ import (
 // retries those on its own, still completes every write.
 func TestEnforcedThroughput(t *testing.T) {
 	e := startWith(t, server.Config{Memory: true, EnforceThroughput: true})
-	c := e.container(t, pkProps("limited", "/pk"))
+	e.container(t, pkProps("limited", "/pk"))
 	v, _ := auth.NewVerifier(auth.EmulatorKey)
 	throttled := 0
 	var retryAfter string
@@ -42,9 +44,20 @@ func TestEnforcedThroughput(t *testing.T) {
 	if throttled == 0 || retryAfter == "" {
 		t.Fatalf("200 writes of 4 KB (about 23 RU each) against 400 RU/s: %d answered 429 (retry after %q), want some with a retry-after", throttled, retryAfter)
 	}
-	for i := 0; i < 30; i++ {
+	// A client that retries 429s as often as the Cosmos SDKs' throttle
+	// policies do (azcore's default of three is for transient errors).
+	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
+	client, err := azcosmos.NewClientWithKey(e.srv.URL, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: insecureTransport(),
+		Retry:     policy.RetryOptions{MaxRetries: 9, MaxRetryDelay: 5 * time.Second},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk, _ := client.NewContainer("db-limited", "limited")
+	for i := 0; i < 20; i++ {
 		body := fmt.Sprintf(`{"id":"sdk%d","pk":"p","pad":"%s"}`, i, strings.Repeat("x", 4000))
-		if _, err := c.CreateItem(e.ctx, azcosmos.NewPartitionKeyString("p"), []byte(body), nil); err != nil {
+		if _, err := sdk.CreateItem(e.ctx, azcosmos.NewPartitionKeyString("p"), []byte(body), nil); err != nil {
 			t.Fatalf("SDK write %d under throttling: %v", i, err)
 		}
 	}
