@@ -33,6 +33,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/ebbdb/ebb/internal/storage"
@@ -73,8 +74,15 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 		// Items and index entries are small; a larger memtable keeps
 		// write-heavy bursts out of L0 on a small machine.
 		MemTableSize: 32 << 20,
-		Logger:       quietLogger{},
+		// Point reads dominate (items, container state, index fetches):
+		// more block cache than Pebble's 8 MB default, still modest.
+		CacheSize: 32 << 20,
+		Logger:    quietLogger{},
 	}
+	// Bloom filters answer most lookups of keys that do not exist (a
+	// create checking for a conflict, a purge re-check) without reading
+	// data blocks. Set on L0; lower levels inherit it.
+	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	if fs != nil {
 		opts.FS = fs
 		// In memory nothing survives the process, so a WAL would only
