@@ -21,6 +21,9 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "ttl" {
 		return runTTLBench(args[1:])
 	}
+	if len(args) > 0 && args[0] == "cluster" {
+		return runClusterBench(args[1:])
+	}
 	fs := flag.NewFlagSet("ebb bench", flag.ContinueOnError)
 	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs against each target")
 	count := fs.Int("count", 0, "run each workload for this many operations instead of --duration")
@@ -98,6 +101,34 @@ func runTTLBench(args []string) error {
 	defer stop()
 	rep, err := bench.RunTTL(ctx, bench.TTLOptions{
 		TempDir: *tempDir, LagItems: *lag, StormItems: *storm, IdleItems: *idle, IdleWindow: *window, Progress: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	return rep.WriteMarkdown(os.Stdout)
+}
+
+// runClusterBench is `ebb bench cluster --store postgres://…`: point reads
+// and upserts from eight clients on durable Pebble and on PostgreSQL with
+// one and three nodes.
+func runClusterBench(args []string) error {
+	fs := flag.NewFlagSet("ebb bench cluster", flag.ContinueOnError)
+	store := fs.String("store", os.Getenv("EBB_STORE"), "postgres:// URL of an empty database (required)")
+	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs")
+	tempDir := fs.String("temp-dir", "", "directory for the Pebble run's data")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *store == "" {
+		return fmt.Errorf("bench cluster: --store postgres://… is required")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.RunCluster(ctx, bench.ClusterOptions{
+		Store: *store, Limit: bench.Limit{Duration: *duration}, TempDir: *tempDir, Progress: os.Stderr,
 	})
 	if err != nil {
 		return err

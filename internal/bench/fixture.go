@@ -75,6 +75,16 @@ func NewFixture(ctx context.Context, client *azcosmos.Client, dbID string) (*Fix
 	return &Fixture{Container: c, pk: azcosmos.NewPartitionKeyString(PartitionKey)}, nil
 }
 
+// AttachFixture is a fixture on a container another fixture created
+// (through another node of a cluster), with its key set.
+func AttachFixture(client *azcosmos.Client, dbID string, like *Fixture) (*Fixture, error) {
+	c, err := client.NewContainer(dbID, "items")
+	if err != nil {
+		return nil, err
+	}
+	return &Fixture{Container: c, pk: like.pk, keys: like.keys}, nil
+}
+
 // Load upserts items 0…n-1 with the given number of goroutines, and makes
 // them the key set that Read and Upsert cycle through.
 func (f *Fixture) Load(ctx context.Context, n, concurrency int) error {

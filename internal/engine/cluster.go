@@ -137,6 +137,7 @@ func (e *Engine) reloadCatalog(ctx context.Context) error {
 	}
 	e.publish(cat)
 	e.purger.replanAll()
+	e.trimmer.visitAll()
 	return nil
 }
 

@@ -18,6 +18,8 @@ type containerSpec struct {
 	pk           pkDef
 	ttl          ttl.Default
 	indexingNone bool
+	// index is the compiled indexingPolicy (indexpolicy.go).
+	index *indexPolicy
 	// logRetention is changeFeedPolicy.retentionDuration in minutes: how
 	// long the all-versions-and-deletes log keeps a change. 0: no log.
 	logRetention int64
@@ -48,21 +50,10 @@ func parseContainerSpec(body []byte, ms []member) (containerSpec, error) {
 	if spec.ttl, err = ttl.ParseDefault(lookup(ms, "defaultTtl")); err != nil {
 		return spec, &Error{Kind: KindBadRequest, Message: err.Error()}
 	}
-	if ip := lookup(ms, "indexingPolicy"); ip != nil && string(ip) != "null" {
-		var pol struct {
-			IndexingMode string `json:"indexingMode"`
-		}
-		if err := json.Unmarshal(ip, &pol); err != nil {
-			return spec, badRequest("The indexingPolicy is invalid: %v.", err)
-		}
-		switch strings.ToLower(pol.IndexingMode) {
-		case "", "consistent", "lazy":
-		case "none":
-			spec.indexingNone = true
-		default:
-			return spec, badRequest("The indexing mode '%s' is invalid; use 'consistent' or 'none'.", pol.IndexingMode)
-		}
+	if spec.index, err = parseIndexingPolicy(lookup(ms, "indexingPolicy")); err != nil {
+		return spec, err
 	}
+	spec.indexingNone = spec.index.none
 	if spec.indexingNone && spec.ttl.On() {
 		return spec, &Error{Kind: KindBadRequest, Message: ttl.ErrIndexingNone.Error()}
 	}
@@ -227,6 +218,9 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		next.offers[off.id] = off
 	}
 	e.publish(next)
+	if c.retention > 0 {
+		e.trimmer.notice(c)
+	}
 	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
 }
 
@@ -314,6 +308,9 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	next.dbs[dbID].colls[id] = &c
 	e.publish(next)
 	e.purger.replan(&c)
+	if c.retention != old.retention {
+		e.trimmer.notice(&c)
+	}
 	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
 }
 

@@ -18,13 +18,25 @@ import (
 //
 // It sleeps on the engine clock until the oldest record it knows of
 // falls out of its window, and at most a minute: retention has minute
-// granularity, so a record written after a pass (or a container whose
-// policy appears after it) cannot be due sooner.
+// granularity, so a record written after a pass cannot be due sooner.
+// It visits only containers that keep a log, plus those whose policy was
+// just removed (their whole log goes); with none it sleeps until a
+// container change wakes it, so it costs nothing when unused. The first
+// pass after start visits every container once, to finish a removal a
+// restart interrupted.
 type logTrimmer struct {
 	e        *Engine
 	stopOnce sync.Once
 	stopped  chan struct{}
 	done     chan struct{}
+	wake     chan struct{}
+
+	mu sync.Mutex
+	// dropped is guarded by mu: containers whose policy was removed and
+	// whose log is still to be deleted.
+	dropped map[[8]byte]bool
+	// everything is guarded by mu: the next pass visits every container.
+	everything bool
 }
 
 // trimInterval is the longest the trimmer sleeps: the shortest retention.
@@ -35,9 +47,35 @@ const trimInterval = time.Minute
 const trimScanLimit = 100_000
 
 func startLogTrimmer(e *Engine) *logTrimmer {
-	t := &logTrimmer{e: e, stopped: make(chan struct{}), done: make(chan struct{})}
+	t := &logTrimmer{e: e, stopped: make(chan struct{}), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), dropped: map[[8]byte]bool{}, everything: true}
 	go t.loop()
 	return t
+}
+
+// visitAll makes the next pass visit every container: after a catalog
+// reload, when another node may have changed any policy.
+func (t *logTrimmer) visitAll() {
+	t.mu.Lock()
+	t.everything = true
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// notice is told of a container whose changeFeedPolicy changed.
+func (t *logTrimmer) notice(c *container) {
+	t.mu.Lock()
+	if c.retention == 0 {
+		t.dropped[c.rid] = true
+	}
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
 }
 
 // stop ends the loop; Close may call it more than once.
@@ -49,22 +87,36 @@ func (t *logTrimmer) stop() {
 func (t *logTrimmer) loop() {
 	defer close(t.done)
 	for {
-		timer, cancel := t.e.clock.After(t.pass())
+		var timer <-chan struct{}
+		cancel := func() {}
+		if wait, ok := t.pass(); ok {
+			timer, cancel = t.e.clock.After(wait)
+		}
 		select {
 		case <-t.stopped:
 			cancel()
 			return
 		case <-timer:
+		case <-t.wake:
 		}
 		cancel()
 	}
 }
 
-// pass trims every container's log and returns how long to sleep.
-func (t *logTrimmer) pass() time.Duration {
-	wait := trimInterval
+// pass trims the logs that need it and returns how long to sleep, or
+// false when no container keeps a log.
+func (t *logTrimmer) pass() (time.Duration, bool) {
+	t.mu.Lock()
+	dropped, everything := t.dropped, t.everything
+	t.dropped, t.everything = map[[8]byte]bool{}, false
+	t.mu.Unlock()
+	wait, any := trimInterval, false
 	for _, db := range t.e.catalogSnapshot().dbs {
 		for _, c := range db.colls {
+			if c.retention == 0 && !dropped[c.rid] && !everything {
+				continue
+			}
+			any = any || c.retention > 0
 			next, err := trimLog(t.e.store, c, t.e.nowSec())
 			if err != nil {
 				t.e.log.Error("change feed: trim log", "container", c.label(), "err", err)
@@ -73,7 +125,7 @@ func (t *logTrimmer) pass() time.Duration {
 			wait = min(wait, next)
 		}
 	}
-	return max(wait, 0)
+	return max(wait, 0), any
 }
 
 // trimLog deletes the records of c's log that are older than its

@@ -1,9 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
-	"math"
 	"sync"
 	"time"
 
@@ -266,10 +266,14 @@ func (p *purger) plan(rid [8]byte) {
 }
 
 // cursor marks where a container's expiry keyspaces still hold entries:
-// every entry before own (an expireAt) or before ts (a _ts) is purged.
-type cursor struct{ own, ts int64 }
+// every entry before the key own (in the own-ttl keyspace) or ts (in the
+// _ts keyspace) is purged. A nil key means the start of its keyspace.
+// Keys, not times: a storm of items expiring in the same second shares
+// one time, and resuming at that time would walk every tombstone the
+// storm left so far, once per batch.
+type cursor struct{ own, ts []byte }
 
-var fromStart = cursor{own: math.MinInt64, ts: math.MinInt64}
+var fromStart = cursor{}
 
 func (p *purger) cursor(rid [8]byte) cursor {
 	p.mu.Lock()
@@ -302,10 +306,14 @@ func nextDeadline(store storage.Store, c *container, from cursor) (at int64, ok 
 }
 
 // firstTime returns the time element of the first key at or after from
-// in an expiry keyspace of a container.
-func firstTime(r storage.Reader, space byte, rid [8]byte, from int64) (int64, bool, error) {
+// (nil: the start) in an expiry keyspace of a container.
+func firstTime(r storage.Reader, space byte, rid [8]byte, from []byte) (int64, bool, error) {
 	prefix := collPrefix(space, rid)
-	it := r.Scan(keys.AppendInt64(append([]byte(nil), prefix...), from), keys.PrefixEnd(prefix), false)
+	start := prefix
+	if from != nil {
+		start = from
+	}
+	it := r.Scan(start, keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	if !it.Next() {
 		return 0, false, it.Err()
@@ -478,37 +486,48 @@ type dueEntry struct {
 
 // dueEntries returns up to limit items of c whose expiry is at or before
 // now, from both expiry keyspaces, scanning from cursor from. next is
-// the cursor once they are purged: past each keyspace's due bound if it
-// was read to the end, else at the last entry returned (inclusive, as
-// more entries may share its time).
+// the cursor once they are purged: the first key past each keyspace's
+// due bound if it was read to the end, else just after the last entry
+// returned.
 func dueEntries(store storage.Store, c *container, from cursor, now int64, limit int) (due []dueEntry, next cursor, err error) {
 	next = from
 	err = store.View(context.Background(), func(r storage.Reader) error {
-		scan := func(space byte, start, through int64) (int64, error) {
+		scan := func(space byte, start []byte, through int64) ([]byte, error) {
 			prefix := collPrefix(space, c.rid)
-			lo := keys.AppendInt64(append([]byte(nil), prefix...), start)
-			it := r.Scan(lo, keys.AppendInt64(append([]byte(nil), prefix...), through+1), false)
+			if start == nil {
+				start = prefix
+			}
+			bound := keys.AppendInt64(append([]byte(nil), prefix...), through+1)
+			if bytes.Compare(start, bound) >= 0 {
+				return start, nil
+			}
+			it := r.Scan(start, bound, false)
 			defer it.Close()
-			for it.Next() {
-				t, rest, err := keys.DecodeInt64(it.Key()[len(prefix):])
+			for len(due) < limit && it.Next() {
+				key := it.Key()
+				_, rest, err := keys.DecodeInt64(key[len(prefix):])
 				if err != nil {
-					return 0, err
-				}
-				if len(due) == limit {
-					return t, it.Err()
+					return nil, err
 				}
 				_, afterPK, err := decodePK(rest, len(c.pk.paths))
 				if err != nil {
-					return 0, err
+					return nil, err
 				}
 				id, _, err := keys.DecodeBytes(afterPK)
 				if err != nil {
-					return 0, err
+					return nil, err
 				}
 				pk := append([]byte(nil), rest[:len(rest)-len(afterPK)]...)
-				due = append(due, dueEntry{key: append([]byte(nil), it.Key()...), pk: pk, id: string(id)})
+				due = append(due, dueEntry{key: append([]byte(nil), key...), pk: pk, id: string(id)})
 			}
-			return max(start, through+1), it.Err()
+			if err := it.Err(); err != nil {
+				return nil, err
+			}
+			if len(due) == limit {
+				// Stopped early: resume just after the last entry.
+				return append(append([]byte(nil), due[len(due)-1].key...), 0), nil
+			}
+			return bound, nil
 		}
 		var err error
 		if next.own, err = scan(spaceExpOwn, from.own, now); err != nil {

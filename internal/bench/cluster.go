@@ -1,0 +1,156 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/server"
+)
+
+// The cluster benchmark measures Ebb on a shared PostgreSQL store: point
+// reads and upserts from eight concurrent clients spread over one or
+// more in-process nodes on the same database, next to one node on
+// durable Pebble on the same machine. Every node has its own client
+// (its own connection), so requests really are spread.
+
+// ClusterOptions configure RunCluster.
+type ClusterOptions struct {
+	// Store is the postgres:// URL; each run uses it as is, so point it
+	// at an empty database or schema.
+	Store string
+	// Nodes lists the node counts to measure on PostgreSQL; empty means
+	// 1 and 3.
+	Nodes []int
+	// Limit is how long each workload runs; zero means 10 s.
+	Limit    Limit
+	TempDir  string
+	Progress io.Writer
+}
+
+// ClusterResult is one configuration's figures.
+type ClusterResult struct {
+	Storage      string
+	Nodes        int
+	Read, Upsert Stats
+}
+
+// ClusterReport is what RunCluster measured.
+type ClusterReport struct {
+	Machine Machine
+	Results []ClusterResult
+}
+
+// RunCluster runs the read-8 and upsert-8 workloads on durable Pebble
+// (one node) and on PostgreSQL with each node count.
+func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error) {
+	if len(opts.Nodes) == 0 {
+		opts.Nodes = []int{1, 3}
+	}
+	if opts.Limit == (Limit{}) {
+		opts.Limit.Duration = 10 * time.Second
+	}
+	rep := ClusterReport{Machine: ThisMachine()}
+	run := func(storage string, nodes int, cfg func(i int) server.Config) error {
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "cluster: %s, %d node(s)\n", storage, nodes)
+		}
+		res, err := runNodes(ctx, opts, nodes, cfg)
+		if err != nil {
+			return fmt.Errorf("%s, %d nodes: %w", storage, nodes, err)
+		}
+		res.Storage, res.Nodes = storage, nodes
+		rep.Results = append(rep.Results, res)
+		return nil
+	}
+	dir, err := os.MkdirTemp(opts.TempDir, "ebb-bench-cluster-*")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(dir)
+	if err := run("durable Pebble", 1, func(int) server.Config { return server.Config{DataDir: dir} }); err != nil {
+		return rep, err
+	}
+	for _, n := range opts.Nodes {
+		if err := run("PostgreSQL", n, func(int) server.Config { return server.Config{Store: opts.Store} }); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// runNodes starts n servers, loads a container through the first and
+// runs the workloads with eight goroutines spread over all of them.
+func runNodes(ctx context.Context, opts ClusterOptions, n int, cfg func(i int) server.Config) (ClusterResult, error) {
+	var res ClusterResult
+	var fixtures []*Fixture
+	var closers []func()
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	// Each run gets its own database, so that runs on one store do not
+	// see each other's data.
+	dbID := fmt.Sprintf("bench-%d", clusterRuns.Add(1))
+	for i := 0; i < n; i++ {
+		c := cfg(i)
+		c.Listen, c.Logger = "127.0.0.1:0", slog.New(slog.DiscardHandler)
+		srv, err := server.Start(ctx, c)
+		if err != nil {
+			return res, err
+		}
+		client, closeIdle, err := NewClient(srv.URL)
+		if err != nil {
+			return res, err
+		}
+		closers = append(closers, func() {
+			closeIdle()
+			shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			srv.Shutdown(shutdownCtx)
+		})
+		var f *Fixture
+		if i == 0 {
+			if f, err = NewFixture(ctx, client, dbID); err == nil {
+				err = f.Load(ctx, 1000, concurrentClients)
+			}
+		} else {
+			f, err = AttachFixture(client, dbID, fixtures[0])
+		}
+		if err != nil {
+			return res, err
+		}
+		fixtures = append(fixtures, f)
+	}
+	spread := func(op func(f *Fixture, ctx context.Context, i int) error) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return op(fixtures[i%len(fixtures)], ctx, i) }
+	}
+	var err error
+	if res.Read, err = Measure(ctx, concurrentClients, opts.Limit, spread((*Fixture).Read)); err != nil {
+		return res, err
+	}
+	res.Upsert, err = Measure(ctx, concurrentClients, opts.Limit, spread((*Fixture).Upsert))
+	return res, err
+}
+
+var clusterRuns atomic.Int64
+
+// WriteMarkdown prints the cluster report.
+func (r ClusterReport) WriteMarkdown(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, "Machine: %s\n\n| storage | nodes | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 |\n|---|---|---|---|---|---|\n", r.Machine); err != nil {
+		return err
+	}
+	for _, res := range r.Results {
+		if _, err := fmt.Fprintf(w, "| %s | %d | %s | %s / %s | %s | %s / %s |\n", res.Storage, res.Nodes,
+			thousands(res.Read.OpsPerSec()), fmtLatency(res.Read.P50), fmtLatency(res.Read.P99),
+			thousands(res.Upsert.OpsPerSec()), fmtLatency(res.Upsert.P50), fmtLatency(res.Upsert.P99)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
