@@ -384,10 +384,18 @@ func runIdle(ctx context.Context, opts TTLOptions, rep *TTLReport) error {
 	}); err != nil {
 		return err
 	}
-	// Let writes settle, then watch a quiet window.
+	// Let the load settle (Pebble flushes and compacts what was just
+	// written): wait for a second that uses under 1% of a core, up to a
+	// minute, then watch a window.
 	sys := clock.NewSystem()
-	settle, _ := sys.After(2 * time.Second)
-	<-settle
+	for i := 0; i < 60; i++ {
+		before := cpuTime()
+		tick, _ := sys.After(time.Second)
+		<-tick
+		if cpuTime()-before < 10*time.Millisecond {
+			break
+		}
+	}
 	ops0, wake0, cpu0 := ts.store.ops.Load(), counter(ts.srv.Metrics.TTLPurgerWakeups), cpuTime()
 	opts.progress("idle: watching for %v", opts.IdleWindow)
 	window, _ := sys.After(opts.IdleWindow)
