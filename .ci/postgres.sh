@@ -84,9 +84,11 @@ if [[ "${1:-}" == "stop" ]]; then
 	exit 0
 fi
 
-# Already running: print the same line again.
+# Already running (and answering: a killed server can leave files that
+# look alive): print the same line again.
 if [[ -f "$dir/port" && -f "$data/PG_VERSION" ]] &&
-	as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+	as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1 &&
+	port_in_use "$(cat "$dir/port")"; then
 	url "$(cat "$dir/port")"
 	exit 0
 fi
