@@ -38,6 +38,9 @@ type purger struct {
 	// wait on real time because throughput is real time, even when the
 	// engine's clock is manual.
 	throttled map[[8]byte]throttledPurge
+	// lastLag is guarded by mu: per container, the largest purge lag of
+	// its latest purge pass, for the TTL status.
+	lastLag map[[8]byte]time.Duration
 	// notes is guarded by mu: how many times a write brought a deadline
 	// forward. plan compares it before and after reading storage, so a
 	// deadline a write noted meanwhile is never overwritten by a later
@@ -64,6 +67,7 @@ func newPurger(e *Engine) *purger {
 		dirty:     map[[8]byte]bool{},
 		throttled: map[[8]byte]throttledPurge{},
 		cursors:   map[[8]byte]cursor{},
+		lastLag:   map[[8]byte]time.Duration{},
 		wake:      make(chan struct{}, 1),
 		stopped:   make(chan struct{}),
 		done:      make(chan struct{}),
@@ -128,6 +132,15 @@ func (p *purger) replan(c *container) {
 	p.signal()
 }
 
+// lastPurgeLag is the largest lag of c's latest purge pass, and false if
+// this node has not purged c since it started.
+func (p *purger) lastPurgeLag(rid [8]byte) (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.lastLag[rid]
+	return d, ok
+}
+
 // replanAll re-reads every container's deadline: after a catalog reload,
 // and periodically on a shared store, where other nodes' writes do not
 // wake this purger.
@@ -149,6 +162,7 @@ func (p *purger) forget(rid [8]byte) {
 	delete(p.dirty, rid)
 	delete(p.throttled, rid)
 	delete(p.cursors, rid)
+	delete(p.lastLag, rid)
 	p.mu.Unlock()
 }
 
@@ -453,12 +467,19 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 		}
 		purgedAt := p.e.clock.Now()
 		lag := m.TTLPurgeLag.WithLabelValues(label)
+		var worst time.Duration
 		for _, at := range expiries {
 			d := purgedAt.Sub(time.Unix(at, 0))
+			worst = max(worst, d)
 			lag.Observe(d.Seconds())
 			if p.e.onPurge != nil {
 				p.e.onPurge(d)
 			}
+		}
+		if len(expiries) > 0 {
+			p.mu.Lock()
+			p.lastLag[c.rid] = worst
+			p.mu.Unlock()
 		}
 		m.TTLPurged.WithLabelValues(label).Add(float64(len(expiries)))
 		m.TTLPurgeUnits.WithLabelValues(label).Add(ru)

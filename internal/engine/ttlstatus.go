@@ -30,7 +30,10 @@ type TTLStatus struct {
 		Day    int `json:"day"`
 		Week   int `json:"week"`
 	} `json:"upcoming"`
-	Now string `json:"now"`
+	// PurgeLagSeconds is the largest lag (purge time minus expiry time)
+	// of this node's latest purge of the container; absent before one.
+	PurgeLagSeconds *float64 `json:"purgeLagSeconds,omitempty"`
+	Now             string   `json:"now"`
 	// LeaseHolder is the node holding the container's purge lease, on a
 	// store shared by several nodes.
 	LeaseHolder string `json:"leaseHolder,omitempty"`
@@ -123,6 +126,10 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 	if next != 0 {
 		s := time.Unix(next, 0).UTC().Format(time.RFC3339)
 		st.NextDeadline, st.NextDeadlineEpoch = &s, &next
+	}
+	if lag, ok := e.purger.lastPurgeLag(c.rid); ok {
+		secs := lag.Seconds()
+		st.PurgeLagSeconds = &secs
 	}
 	if e.cluster != nil {
 		st.LeaseHolder, err = e.leaseHolder(c)
