@@ -54,7 +54,7 @@ var schemas sync.Map
 
 func startWith(t testing.TB, cfg server.Config) *env {
 	t.Helper()
-	if onPostgres() {
+	if onPostgres() && cfg.Store == "" {
 		key := cfg.DataDir
 		if key == "" {
 			key = t.Name() + "/" + strconv.Itoa(rand.Int())

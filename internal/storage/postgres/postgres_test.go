@@ -197,9 +197,9 @@ func TestUnreachable(t *testing.T) {
 // TestUnresponsive points the store at a server that accepts connections
 // and never answers: calls must give up after ConnectTimeout.
 func TestUnresponsive(t *testing.T) {
-	p := startProxy(t, baseURL(t))
-	p.setMode(blackhole)
-	_, err := Open(context.Background(), p.url(t, baseURL(t)), Options{ConnectTimeout: 200 * time.Millisecond})
+	p := pgtest.StartProxy(t, baseURL(t))
+	p.SetMode(pgtest.Blackhole)
+	_, err := Open(context.Background(), p.URL(t, baseURL(t)), Options{ConnectTimeout: 200 * time.Millisecond})
 	if !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("Open on a silent server = %v, want ErrUnavailable", err)
 	}
@@ -209,8 +209,8 @@ func TestUnresponsive(t *testing.T) {
 // fail with ErrUnavailable, and that the store recovers when it returns.
 func TestOutage(t *testing.T) {
 	url := freshSchema(t)
-	p := startProxy(t, url)
-	s := openStore(t, p.url(t, url), Options{ConnectTimeout: time.Second})
+	p := pgtest.StartProxy(t, url)
+	s := openStore(t, p.URL(t, url), Options{ConnectTimeout: time.Second})
 	ctx := context.Background()
 	write := func() error {
 		return s.Update(ctx, func(w storage.Writer) error { return w.Set([]byte("k"), []byte("v")) })
@@ -225,14 +225,14 @@ func TestOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p.setMode(refuse)
+	p.SetMode(pgtest.Refuse)
 	for _, op := range []func() error{write, read, write, read} {
 		if err := op(); !errors.Is(err, storage.ErrUnavailable) {
 			t.Fatalf("during the outage: %v, want ErrUnavailable", err)
 		}
 	}
 
-	p.setMode(forward)
+	p.SetMode(pgtest.Forward)
 	// Pooled connections broken by the outage may fail one call each;
 	// after that the pool has dialed afresh.
 	deadline := time.Now().Add(10 * time.Second)
@@ -300,105 +300,4 @@ func BenchmarkStore(b *testing.B) {
 	storagetest.Benchmark(b, func(b *testing.B) storage.Store {
 		return openStore(b, freshSchema(b), Options{})
 	})
-}
-
-type proxyMode int
-
-const (
-	forward   proxyMode = iota // pass bytes through
-	refuse                     // close every connection at once
-	blackhole                  // accept and never answer
-)
-
-// proxy is a TCP relay in front of the test database that can cut it off.
-type proxy struct {
-	ln     net.Listener
-	target string
-
-	mu    sync.Mutex // guards mode and conns
-	mode  proxyMode
-	conns []net.Conn
-}
-
-func startProxy(tb testing.TB, conn string) *proxy {
-	cfg, err := pgconn.ParseConfig(conn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if strings.HasPrefix(cfg.Host, "/") {
-		tb.Skip("the proxy tests need a TCP database address, not a socket")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))}
-	go p.serve()
-	tb.Cleanup(func() {
-		ln.Close()
-		p.setMode(refuse)
-	})
-	return p
-}
-
-// url is conn redirected through the proxy.
-func (p *proxy) url(tb testing.TB, conn string) string {
-	addr := p.ln.Addr().(*net.TCPAddr)
-	return withParams(tb, conn, map[string]string{"host": "127.0.0.1", "port": strconv.Itoa(addr.Port)})
-}
-
-func (p *proxy) setMode(m proxyMode) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.mode = m
-	if m != forward {
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.conns = nil
-	}
-}
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		mode := p.mode
-		p.conns = append(p.conns, c)
-		p.mu.Unlock()
-		switch mode {
-		case refuse:
-			c.Close()
-		case forward:
-			go p.relay(c)
-		case blackhole:
-			// Hold the connection open until the mode changes.
-		}
-	}
-}
-
-func (p *proxy) relay(c net.Conn) {
-	d, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	if p.mode != forward {
-		p.mu.Unlock()
-		c.Close()
-		d.Close()
-		return
-	}
-	p.conns = append(p.conns, d)
-	p.mu.Unlock()
-	go func() {
-		io.Copy(d, c)
-		d.Close()
-	}()
-	io.Copy(c, d)
-	c.Close()
 }
