@@ -1,6 +1,9 @@
 package query
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // QueryInfo is the queryInfo part of the PartitionedQueryExecutionInfo the
 // JavaScript SDK asks for (wire.md §12.45). Ebb executes every query fully,
@@ -144,27 +147,99 @@ func rewrite(s *SelectStmt) string {
 			}
 		}
 		return b.String()
-	case s.Value && len(s.aggs) == 1 && len(s.GroupBy) == 0:
+	case len(s.GroupBy) > 0 || (len(s.aggs) > 0 && !s.Value):
+		// GROUP BY (and aggregates without VALUE, a GROUP BY with no
+		// keys): each partition returns its groups as
+		// {groupByItems: [{item: key}…], payload: …}, aggregates inside
+		// payload in the shape the SDK's aggregators merge.
+		var b strings.Builder
+		b.WriteString("SELECT ")
+		if len(s.GroupBy) > 0 {
+			b.WriteByte('[')
+			for i, g := range s.GroupBy {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(`{"item": `)
+				writeExpr(&b, g)
+				b.WriteByte('}')
+			}
+			b.WriteString("] AS groupByItems, ")
+		}
+		if s.Value {
+			if call, ok := s.Items[0].Expr.(*CallExpr); ok && call.agg >= 0 {
+				b.WriteByte('[')
+				writeAggItem(&b, call)
+				b.WriteByte(']')
+			} else {
+				writeExpr(&b, s.Items[0].Expr)
+			}
+		} else {
+			b.WriteByte('{')
+			for i, it := range s.Items {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.Write(appendString(nil, it.Name))
+				b.WriteString(": ")
+				if call, ok := it.Expr.(*CallExpr); ok && call.agg >= 0 {
+					writeAggItem(&b, call)
+				} else {
+					writeExpr(&b, it.Expr)
+				}
+			}
+			b.WriteByte('}')
+		}
+		b.WriteString(" AS payload")
+		writeFromWhere(&b, s, false)
+		for i, g := range s.GroupBy {
+			if i == 0 {
+				b.WriteString(" GROUP BY ")
+			} else {
+				b.WriteString(", ")
+			}
+			writeExpr(&b, g)
+		}
+		return b.String()
+	case s.Value && len(s.aggs) == 1:
 		call, ok := s.Items[0].Expr.(*CallExpr)
 		if !ok || call.agg < 0 {
 			return ""
 		}
 		var b strings.Builder
-		b.WriteString(`SELECT VALUE [{"item": `)
-		if call.fn.agg == aggAvg {
-			b.WriteString(`{"sum": SUM(`)
-			writeExpr(&b, call.Args[0])
-			b.WriteString(`), "count": COUNT(`)
-			writeExpr(&b, call.Args[0])
-			b.WriteString(")}")
-		} else {
-			writeExpr(&b, call)
-		}
-		b.WriteString("}]")
+		b.WriteString("SELECT VALUE [")
+		writeAggItem(&b, call)
+		b.WriteByte(']')
 		writeFromWhere(&b, s, false)
 		return b.String()
 	}
 	return ""
+}
+
+// writeAggItem writes {"item": …}, a partition's partial aggregate in the
+// shape the SDK's aggregator for it merges: a number for COUNT, SUM and
+// COUNTIF, {min|max, count} for MIN and MAX (so empty partitions can be
+// told apart), {sum, count} for AVG.
+func writeAggItem(b *strings.Builder, call *CallExpr) {
+	b.WriteString(`{"item": `)
+	partial := func(name, fn string) {
+		fmt.Fprintf(b, `{%q: %s(`, name, fn)
+		writeExpr(b, call.Args[0])
+		b.WriteString(`), "count": COUNT(`)
+		writeExpr(b, call.Args[0])
+		b.WriteString(")}")
+	}
+	switch call.fn.agg {
+	case aggAvg:
+		partial("sum", "SUM")
+	case aggMin:
+		partial("min", "MIN")
+	case aggMax:
+		partial("max", "MAX")
+	default:
+		writeExpr(b, call)
+	}
+	b.WriteByte('}')
 }
 
 func writeFromWhere(b *strings.Builder, s *SelectStmt, orderByFilter bool) {

@@ -1,0 +1,88 @@
+// The query language through @azure/cosmos, both ways the SDK runs a
+// query: sent straight to the server (the default), and through the query
+// plan (forceQueryPlan), where the SDK rewrites ORDER BY, aggregates,
+// DISTINCT, GROUP BY and OFFSET/LIMIT and merges the pages itself. Both
+// must give the same answers, page by page or all at once.
+
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+
+import { startEbb } from "../lib/server.js";
+import { newClient, uniqueId } from "../lib/cosmos.js";
+
+let server;
+let client;
+let container;
+
+const people = [
+  { id: "1", pk: "a", name: "ada", age: 36, city: "london", tags: ["math", "code"] },
+  { id: "2", pk: "a", name: "bob", age: 25, city: "paris", tags: ["art"] },
+  { id: "3", pk: "b", name: "cy", age: 41, city: "london", tags: [] },
+  { id: "4", pk: "b", name: "dee", age: 25, city: "rome", tags: ["code", "food"] },
+  { id: "5", pk: "c", name: "eve", age: 52, city: "paris" },
+  { id: "6", pk: "c", name: "fay", age: 19, city: "london", tags: ["math"] },
+];
+
+before(async () => {
+  server = await startEbb();
+  client = newClient(server.endpoint);
+  const { database } = await client.databases.create({ id: uniqueId("db-query") });
+  ({ container } = await database.containers.create({ id: "people", partitionKey: { paths: ["/pk"] } }));
+  for (const p of people) {
+    await container.items.create(p);
+  }
+});
+
+after(async () => {
+  client?.dispose();
+  await server?.stop();
+});
+
+const cases = [
+  { q: "SELECT VALUE c.name FROM c ORDER BY c.age DESC, c.name", want: ["eve", "cy", "ada", "bob", "dee", "fay"] },
+  { q: "SELECT TOP 2 VALUE c.name FROM c ORDER BY c.age", want: ["fay", "bob"] },
+  { q: "SELECT VALUE c.name FROM c ORDER BY c.name OFFSET 2 LIMIT 3", want: ["cy", "dee", "eve"] },
+  { q: "SELECT VALUE COUNT(1) FROM c", want: [6] },
+  { q: "SELECT VALUE SUM(c.age) FROM c WHERE c.city = 'london'", want: [96] },
+  { q: "SELECT VALUE MAX(c.age) FROM c", want: [52] },
+  { q: "SELECT VALUE AVG(c.age) FROM c WHERE c.age < 30", want: [23] },
+  { q: "SELECT DISTINCT VALUE c.city FROM c ORDER BY c.city", want: ["london", "paris", "rome"] },
+  { q: "SELECT c.city, COUNT(1) AS n FROM c GROUP BY c.city", want: [{ city: "london", n: 3 }, { city: "paris", n: 2 }, { city: "rome", n: 1 }], unordered: true },
+  { q: "SELECT VALUE t FROM c JOIN t IN c.tags WHERE t = 'code'", want: ["code", "code"] },
+  { q: "SELECT VALUE c.id FROM c WHERE ARRAY_CONTAINS(c.tags, 'math') AND c.age > @min", params: [{ name: "@min", value: 20 }], want: ["1"] },
+];
+
+const key = (v) => JSON.stringify(v);
+
+for (const forceQueryPlan of [false, true]) {
+  describe(forceQueryPlan ? "through the query plan" : "sent to the server", () => {
+    for (const c of cases) {
+      test(c.q, async () => {
+        const spec = { query: c.q, parameters: c.params ?? [] };
+        const { resources } = await container.items.query(spec, { forceQueryPlan }).fetchAll();
+        const got = c.unordered ? [...resources].sort((a, b) => key(a).localeCompare(key(b))) : resources;
+        const want = c.unordered ? [...c.want].sort((a, b) => key(a).localeCompare(key(b))) : c.want;
+        assert.deepEqual(got, want);
+      });
+    }
+
+    test("fetchNext pages ORDER BY results two at a time, in order", async () => {
+      const it = container.items.query("SELECT VALUE c.name FROM c ORDER BY c.name", { forceQueryPlan, maxItemCount: 2 });
+      const seen = [];
+      while (it.hasMoreResults()) {
+        const { resources } = await it.fetchNext();
+        assert.ok(resources.length <= 2, `a page of ${resources.length}`);
+        seen.push(...resources);
+      }
+      assert.deepEqual(seen, ["ada", "bob", "cy", "dee", "eve", "fay"]);
+    });
+  });
+}
+
+test("a syntax error is a 400 that names the problem and where", async () => {
+  await assert.rejects(container.items.query("SELECT * FORM c").fetchAll(), (err) => {
+    assert.equal(err.code, 400);
+    assert.match(err.message, /line 1, column \d+/);
+    return true;
+  });
+});
