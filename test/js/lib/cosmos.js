@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
 import { CosmosClient } from "@azure/cosmos";
 
-import { EMULATOR_KEY } from "./server.js";
+import { EMULATOR_KEY, startEbb } from "./server.js";
 
 export { EMULATOR_KEY };
 
@@ -174,4 +174,24 @@ export async function expectCosmosError(promise, status, { messageIncludes } = {
 /** Sorted ids of a list of documents. */
 export function idsOf(docs) {
   return docs.map((d) => d.id).sort();
+}
+
+/**
+ * Starts a server for a test file, with a client and (given a prefix) a
+ * fresh database: `({ server, client, database } = await openEbb("db-x"))`.
+ */
+export async function openEbb(dbPrefix) {
+  const server = await startEbb();
+  const client = newClient(server.endpoint);
+  let database;
+  if (dbPrefix) {
+    ({ database } = await client.databases.create({ id: uniqueId(dbPrefix) }));
+  }
+  return { server, client, database };
+}
+
+/** Undoes openEbb. */
+export async function closeEbb({ server, client }) {
+  client?.dispose();
+  await server?.stop();
 }

@@ -4,23 +4,14 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 
-import { startEbb } from "../lib/server.js";
-import { newClient, uniqueId, advanceClock } from "../lib/cosmos.js";
+import { uniqueId, advanceClock, openEbb, closeEbb } from "../lib/cosmos.js";
 
 let server;
 let client;
 let database;
 
-before(async () => {
-  server = await startEbb();
-  client = newClient(server.endpoint);
-  ({ database } = await client.databases.create({ id: uniqueId("db-batch") }));
-});
-
-after(async () => {
-  client?.dispose();
-  await server?.stop();
-});
+before(async () => ({ server, client, database } = await openEbb("db-batch")));
+after(() => closeEbb({ server, client }));
 
 async function newContainer(extra = {}) {
   const { container } = await database.containers.create({ id: uniqueId("c"), partitionKey: { paths: ["/pk"] }, ...extra });

@@ -15,23 +15,14 @@ import {
   PartitionKeyKind,
 } from "@azure/cosmos";
 
-import { startEbb } from "../lib/server.js";
-import { newClient, uniqueId, advanceClock } from "../lib/cosmos.js";
+import { uniqueId, advanceClock, openEbb, closeEbb } from "../lib/cosmos.js";
 
 let server;
 let client;
 let database;
 
-before(async () => {
-  server = await startEbb();
-  client = newClient(server.endpoint);
-  ({ database } = await client.databases.create({ id: uniqueId("db-cf") }));
-});
-
-after(async () => {
-  client?.dispose();
-  await server?.stop();
-});
+before(async () => ({ server, client, database } = await openEbb("db-cf")));
+after(() => closeEbb({ server, client }));
 
 async function newContainer(extra = {}) {
   const { container } = await database.containers.create({ id: uniqueId("c"), partitionKey: { paths: ["/pk"] }, ...extra });

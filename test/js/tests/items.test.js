@@ -5,23 +5,14 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { PartitionKeyKind } from "@azure/cosmos";
 
-import { startEbb } from "../lib/server.js";
-import { newClient, uniqueId, expectCosmosError, idsOf } from "../lib/cosmos.js";
+import { uniqueId, expectCosmosError, idsOf, openEbb, closeEbb } from "../lib/cosmos.js";
 
 let server;
 let client;
 let database;
 
-before(async () => {
-  server = await startEbb();
-  client = newClient(server.endpoint);
-  ({ database } = await client.databases.create({ id: uniqueId("db-items") }));
-});
-
-after(async () => {
-  client?.dispose();
-  await server?.stop();
-});
+before(async () => ({ server, client, database } = await openEbb("db-items")));
+after(() => closeEbb({ server, client }));
 
 async function newContainer(partitionKey = { paths: ["/pk"] }) {
   const { container } = await database.containers.create({ id: uniqueId("c"), partitionKey });

@@ -27,6 +27,8 @@ import {
   serverTime,
   restRequest,
   resourceOf,
+  openEbb,
+  closeEbb,
 } from "../lib/cosmos.js";
 
 const YEAR = 365 * 24 * 3600;
@@ -39,16 +41,8 @@ let server;
 let client;
 let database;
 
-before(async () => {
-  server = await startEbb();
-  client = newClient(server.endpoint);
-  ({ database } = await client.databases.create({ id: uniqueId("db-ttl") }));
-});
-
-after(async () => {
-  client?.dispose();
-  await server?.stop();
-});
+before(async () => ({ server, client, database } = await openEbb("db-ttl")));
+after(() => closeEbb({ server, client }));
 
 /** A container without a partition key; defaultTtl undefined leaves TTL off. */
 async function ttlContainer(defaultTtl) {
