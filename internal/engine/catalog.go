@@ -41,6 +41,9 @@ type container struct {
 	pk           pkDef
 	ttl          ttl.Default
 	indexingNone bool
+	// index is the indexing policy of the catalog entry; item writes
+	// index under the stored index state's (index.go).
+	index *indexPolicy
 	// retention is changeFeedPolicy.retentionDuration in minutes; 0 means
 	// no all-versions-and-deletes log.
 	retention int64
@@ -189,7 +192,7 @@ func decodeContainer(raw []byte) (*container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: corrupt container resource %s: %w", f.ID, err)
 	}
-	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone, retention: spec.logRetention}
+	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone, index: spec.index, retention: spec.logRetention}
 	copy(c.rid[:], rid)
 	copy(c.dbRID[:], rid[:4])
 	c.self = "dbs/" + ridString(c.dbRID[:]) + "/colls/" + c.ridStr + "/"

@@ -191,7 +191,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		if err != nil {
 			return err
 		}
-		c = &container{id: id, dbID: dbID, dbRID: db.rid, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone, retention: spec.logRetention}
+		c = &container{id: id, dbID: dbID, dbRID: db.rid, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone, index: spec.index, retention: spec.logRetention}
 		copy(c.rid[:4], db.rid[:])
 		c.rid[4], c.rid[5], c.rid[6], c.rid[7] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 		c.ridStr = ridString(c.rid[:])
@@ -205,6 +205,9 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 			c.offerID = off.id
 		}
 		if err := w.Set(collMetaKey(c.rid), collState{}.encode()); err != nil {
+			return err
+		}
+		if err := w.Set(indexStateKey(c.rid), newIndexState(c.indexPolicy()).encode()); err != nil {
 			return err
 		}
 		return w.Set(catCollKey(db.rid, id), c.raw)
@@ -254,7 +257,8 @@ func (e *Engine) Containers(ctx context.Context, dbID string) ([][]byte, string,
 // ReplaceContainer replaces a container's definition. It is a full
 // replacement: a body without defaultTtl turns TTL off. The partition key
 // cannot change. The new TTL settings apply to the next request; nothing
-// is rewritten.
+// is rewritten. A new indexing policy applies to writes at once and is
+// built in the background (index.go); queries scan until it is.
 func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []byte, ifMatch string) (Resource, error) {
 	ms, err := objectBody(body)
 	if err != nil {
@@ -292,6 +296,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	now := e.nowSec()
 	c := *old
 	c.pk, c.ttl, c.indexingNone, c.retention = spec.pk, spec.ttl, spec.indexingNone, spec.logRetention
+	c.index = spec.index
 	err = e.store.Update(ctx, func(w storage.Writer) error {
 		n, err := nextNumber(w)
 		if err != nil {
@@ -299,6 +304,9 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 		}
 		c.etag = resourceEtag(n)
 		c.raw = withSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
+		if err := setIndexPolicy(w, &c); err != nil {
+			return err
+		}
 		return w.Set(catCollKey(c.dbRID, id), c.raw)
 	})
 	if err != nil {
@@ -308,6 +316,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	next.dbs[dbID].colls[id] = &c
 	e.publish(next)
 	e.purger.replan(&c)
+	e.indexer.kick()
 	if c.retention != old.retention {
 		e.trimmer.notice(&c)
 	}

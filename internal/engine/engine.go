@@ -1,7 +1,8 @@
 // Package engine is the database: databases, containers, items and
 // offers; resource ids, etags, _ts and LSNs; partition-key identity;
 // conditional writes; Time-To-Live visibility on every read path; the
-// background purge of expired items; and the request-unit cost model.
+// background purge of expired items; secondary indexes and the queries
+// they serve (index.go); and the request-unit cost model.
 //
 // The gateway calls one engine method per request; the engine calls the
 // storage contract, the ttl policy and the query library, never the other
@@ -16,6 +17,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -57,6 +59,8 @@ type Engine struct {
 	purger *purger
 	// trimmer trims the change logs by their retention (logtrim.go).
 	trimmer *logTrimmer
+	// indexer builds indexes after policy changes (indexbuild.go).
+	indexer *indexBuilder
 }
 
 // Options configure an Engine.
@@ -83,6 +87,10 @@ type Options struct {
 	OnPurge func(lag time.Duration)
 	// Shared says other Ebb nodes use the same store (see cluster.go).
 	Shared bool
+	// indexBatch and indexHook tune the index builder in tests
+	// (indexbuild.go); zero values mean the defaults.
+	indexBatch int
+	indexHook  func(c *container) bool
 	// NodeID names this node in purge leases; random if empty.
 	NodeID string
 	// LeaseTime is how long a purge lease lasts (default 5 s);
@@ -123,6 +131,9 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 		return nil, err
 	}
 	e.guard = newTimeGuard(opts.Clock, opts.ClockGrace, lastTs)
+	if err := e.ensureIndexStates(ctx); err != nil {
+		return nil, err
+	}
 	e.purger = newPurger(e)
 	if !opts.DisablePurger {
 		if err := e.purger.start(ctx); err != nil {
@@ -130,6 +141,11 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 		}
 	}
 	e.trimmer = startLogTrimmer(e)
+	var indexPoll time.Duration
+	if opts.Shared {
+		indexPoll = cmp.Or(opts.LeaseTime, 5*time.Second)
+	}
+	e.indexer = startIndexBuilder(e, opts.indexBatch, opts.indexHook, indexPoll)
 	if opts.Shared {
 		e.startCluster(opts)
 	}
@@ -142,6 +158,7 @@ func (e *Engine) Close() error {
 		e.stopCluster()
 		e.purger.stop()
 		e.trimmer.stop()
+		e.indexer.stop()
 	})
 	return nil
 }

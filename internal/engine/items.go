@@ -445,6 +445,9 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 		}
 	}
 	doc := v[headerLen:]
+	if err := indexPut(t.w, c, p.pkEnc, p.id, old, exists, doc); err != nil {
+		return written{}, err
+	}
 	if err := t.w.Set(latestKey(c.rid, h.lsn), latestSuffix(c, key)); err != nil {
 		return written{}, err
 	}
@@ -558,6 +561,9 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 		return err
 	}
 	if err := w.Delete(v.key); err != nil {
+		return err
+	}
+	if err := indexRemove(w, c, v.pkEnc, v.id, v.doc); err != nil {
 		return err
 	}
 	if !logged {

@@ -11,12 +11,14 @@ import "github.com/ebbdb/ebb/internal/keys"
 //	catOffer  0x03 <offer-id>                            offer resource JSON
 //	counter   0x04                                       next resource number (uint64)
 //	collMeta  0x05 <coll-rid:8>                          container write state (collState)
+//	idxState  0x07 <coll-rid:8>                          index state: policy, building/ready, rebuild cursor
 //	doc       0x10 <coll-rid:8> <pk> <id>                itemHeader + document JSON
 //	expOwn    0x11 <coll-rid:8> <expireAt:int64> <pk> <id>  items with their own ttl > 0
 //	expTs     0x12 <coll-rid:8> <_ts:int64> <pk> <id>       items without a ttl
 //	latest    0x13 <coll-rid:8> <lsn:uint64>             <pk> <id> of the item version written at lsn
 //	log       0x14 <coll-rid:8> <lsn:uint64>             change record (all-versions-and-deletes feed)
 //	logTrim   0x15 <coll-rid:8>                          first LSN the log still holds (uint64)
+//	index     0x16 <coll-rid:8> <path> <value> <pk> <id>  secondary index entry, empty value
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -30,23 +32,32 @@ import "github.com/ebbdb/ebb/internal/keys"
 // nothing to deduplicate. The log holds a record for every create,
 // replace and delete (TTL purges included), only on containers with a
 // changeFeedPolicy.retentionDuration, and is trimmed by that retention.
+//
+// The secondary index (index.go) has one entry per indexed value of each
+// stored item version: <path> is the value's path as text ("/a/b",
+// "/tags/[]"), <value> its type-tagged order-preserving encoding (the
+// partition-key encoding, plus tags for arrays and objects). An entry's
+// <pk> <id> is the item's key after the doc prefix, so the item is one
+// Get away.
 const (
 	spaceCatDB    = 0x01
 	spaceCatColl  = 0x02
 	spaceCatOffer = 0x03
 	spaceCounter  = 0x04
 	spaceCollMeta = 0x05
+	spaceIdxState = 0x07
 	spaceDoc      = 0x10
 	spaceExpOwn   = 0x11
 	spaceExpTs    = 0x12
 	spaceLatest   = 0x13
 	spaceLog      = 0x14
 	spaceLogTrim  = 0x15
+	spaceIndex    = 0x16
 )
 
 // collSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var collSpaces = []byte{spaceCollMeta, spaceDoc, spaceExpOwn, spaceExpTs, spaceLatest, spaceLog, spaceLogTrim}
+var collSpaces = []byte{spaceCollMeta, spaceIdxState, spaceDoc, spaceExpOwn, spaceExpTs, spaceLatest, spaceLog, spaceLogTrim, spaceIndex}
 
 func catDBKey(id string) []byte {
 	return keys.AppendString([]byte{spaceCatDB}, id)

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/ebbdb/ebb/internal/keys"
@@ -176,8 +176,45 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 	if err != nil {
 		return QueryResult{}, err
 	}
-	return e.page(plan, src, req)
+	return e.pageItems(ctx, plan, src, req)
 }
+
+// pageItems runs one page of an items query over an index when one
+// serves it (indexquery.go), else over src. A continuation resumes the
+// access path that issued it.
+func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
+	tok, fp, isIndex, err := splitToken(req.Continuation)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	var potential []string
+	if isIndex || tok == nil {
+		var ix *indexSource
+		ix, potential, err = e.indexSourceFor(ctx, plan, src, fp)
+		if err != nil {
+			return QueryResult{}, err
+		}
+		if ix == nil && isIndex {
+			return QueryResult{}, errIndexContinuation
+		}
+		if ix != nil {
+			res, err := e.runPage(plan, ix, src.c, req.MaxItemCount, tok, indexTokenPrefix(ix.ip.fp), nil)
+			switch {
+			case errors.Is(err, errIndexChanged) && isIndex:
+				return QueryResult{}, errIndexContinuation
+			case errors.Is(err, errIndexChanged):
+				// Rebuilt between planning and reading: scan instead.
+			default:
+				return res, err
+			}
+		}
+	}
+	return e.runPage(plan, src, src.c, req.MaxItemCount, tok, nil, potential)
+}
+
+// errIndexContinuation refuses an index plan's continuation after the
+// index it walked was rebuilt or dropped.
+var errIndexContinuation = badRequest("The continuation token is invalid: the container's indexing policy changed since the query started. Start the query again without x-ms-continuation.")
 
 // ReadFeed returns one page of a container's items.
 func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, error) {
@@ -197,43 +234,84 @@ func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, e
 }
 
 func (e *Engine) page(plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
-	var cont []byte
-	if req.Continuation != "" {
-		var err error
-		if cont, err = base64.RawURLEncoding.DecodeString(req.Continuation); err != nil {
-			return QueryResult{}, queryError(query.ErrBadContinuation)
-		}
+	tok, err := decodeToken(req.Continuation)
+	if err != nil {
+		return QueryResult{}, err
 	}
+	return e.runPage(plan, src, src.c, req.MaxItemCount, tok, nil, nil)
+}
+
+// decodeToken decodes an x-ms-continuation header ("" for none).
+func decodeToken(cont string) ([]byte, error) {
+	if cont == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cont)
+	if err != nil {
+		return nil, queryError(query.ErrBadContinuation)
+	}
+	return b, nil
+}
+
+// runPage runs one page of plan over src (a *docSource or an
+// *indexSource of container c) from query token tok; the next page's
+// token is prefixed with tokPrefix. potential names the indexes the
+// index metrics suggest.
+func (e *Engine) runPage(plan *query.Plan, src query.Source, c *container, maxItems int, tok, tokPrefix []byte, potential []string) (QueryResult, error) {
 	page, err := plan.Page(src, query.PageRequest{
-		MaxItemCount: req.MaxItemCount,
-		Continuation: cont,
+		MaxItemCount: maxItems,
+		Continuation: tok,
 		Env:          query.Env{Now: e.clock.Now(), Elapsed: e.clock.Elapsed},
 	})
 	if err != nil {
 		return QueryResult{}, queryError(err)
 	}
-	res := QueryResult{Rows: page.Rows, RID: src.c.ridStr}
+	res := QueryResult{Rows: page.Rows, RID: c.ridStr}
 	if page.Next != nil {
-		res.Continuation = base64.RawURLEncoding.EncodeToString(page.Next)
+		res.Continuation = base64.RawURLEncoding.EncodeToString(append(slices.Clip(tokPrefix), page.Next...))
 	}
 	st := page.Stats
 	res.Charge = chargeQuery(int(st.RetrievedDocumentCount), int(st.RetrievedDocumentSize), int(st.OutputDocumentSize))
-	res.Metrics = queryMetrics(st)
-	res.IndexMetrics = indexMetrics
+	var ix *indexSource
+	if s, ok := src.(*indexSource); ok {
+		ix = s
+	}
+	res.Metrics = queryMetrics(st, ix)
+	switch {
+	case ix != nil:
+		res.IndexMetrics = indexUtilization(ix.ip.spec, nil)
+	case len(potential) > 0:
+		res.IndexMetrics = indexUtilization("", potential)
+	default:
+		res.IndexMetrics = indexMetrics
+	}
 	return res, nil
 }
 
 // queryMetrics renders x-ms-documentdb-query-metrics; every segment is
-// key=value, as the JS SDK's parser requires.
-func queryMetrics(st query.Stats) string {
+// key=value, as the JS SDK's parser requires. When an index served the
+// page (ix non-nil), indexLookupTimeInMs and documentLoadTimeInMs are
+// the time spent walking its entries and fetching their items, and
+// indexUtilizationRatio the share of the documents loaded that yielded
+// rows (1 when the index was exact for the filter).
+func queryMetrics(st query.Stats, ix *indexSource) string {
 	ms := float64(st.TotalExecutionTime.Microseconds()) / 1000
-	return fmt.Sprintf("totalExecutionTimeInMs=%.2f;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=%.2f;indexLookupTimeInMs=0.00;documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=%d;retrievedDocumentSize=%d;outputDocumentCount=%d;outputDocumentSize=%d;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00",
-		ms, ms, st.RetrievedDocumentCount, st.RetrievedDocumentSize, st.OutputDocumentCount, st.OutputDocumentSize)
+	var lookup, load, ratio float64
+	if ix != nil {
+		lookup = float64(ix.lookup.Microseconds()) / 1000
+		load = float64(ix.load.Microseconds()) / 1000
+		ratio = 1
+		if st.RetrievedDocumentCount > 0 {
+			ratio = min(1, float64(st.OutputDocumentCount)/float64(st.RetrievedDocumentCount))
+		}
+	}
+	return fmt.Sprintf("totalExecutionTimeInMs=%.2f;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=%.2f;indexLookupTimeInMs=%.2f;documentLoadTimeInMs=%.2f;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=%d;retrievedDocumentSize=%d;outputDocumentCount=%d;outputDocumentSize=%d;writeOutputTimeInMs=0.00;indexUtilizationRatio=%.2f",
+		ms, ms, lookup, load, st.RetrievedDocumentCount, st.RetrievedDocumentSize, st.OutputDocumentCount, st.OutputDocumentSize, ratio)
 }
 
-// indexMetrics is x-ms-cosmos-index-utilization: URL-encoded JSON. Ebb
-// has no secondary indexes yet, so nothing is utilized or suggested.
-var indexMetrics = url.QueryEscape(`{"UtilizedSingleIndexes":[],"PotentialSingleIndexes":[],"UtilizedCompositeIndexes":[],"PotentialCompositeIndexes":[]}`)
+// indexMetrics is x-ms-cosmos-index-utilization of a page no index
+// served.
+var indexMetrics = indexUtilization("", nil)
 
 // QueryPlan answers the JS SDK's query plan request with the query's
 // PartitionedQueryExecutionInfo.

@@ -147,6 +147,22 @@
 // between pages are seen or not according to where they fall relative to
 // the resume position.
 //
+// # Index hints
+//
+// Plan.IndexHints (hints.go) names the top-level AND terms of the WHERE
+// that only documents with certain values at a certain path can satisfy:
+// path = constant, path IN (constants), the comparisons < <= > >= and
+// BETWEEN against a constant, STARTSWITH(path, constant) (case-sensitive),
+// IS_DEFINED(path) and ARRAY_CONTAINS(path, constant), where path is a
+// property path from the root alias of a query over the whole document
+// and a constant is a literal or parameter holding a JSON scalar. The
+// engine may then hand Page a Source that yields only the documents its
+// index lists for one hint, in index order; since the executor still
+// evaluates the whole WHERE, the rows are the same, only their order
+// where the query leaves it open (no ORDER BY) may differ. Continuations
+// hold whatever keys the Source yields, so they resume the same access
+// path; telling index and scan tokens apart is the engine's business.
+//
 // # Decisions
 //
 //   - Functions: positions and lengths in string functions count code

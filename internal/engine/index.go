@@ -1,0 +1,484 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// Secondary indexes.
+//
+// # What is indexed
+//
+// Every scalar of a stored item version whose path the container's
+// indexing policy includes gets one entry
+//
+//	0x16 <coll-rid:8> <path> <value> <pk> <id>  →  (empty)
+//
+// <path> is the value's path as canonical text (appendPath): property
+// names joined by "/", "[]" for "any element of this array", names that
+// could be mistaken for syntax quoted; so c.tags[2] is under "/tags/[]"
+// and c.a.b under "/a/b". <value> is the partition-key encoding of the
+// scalar (type tag, then float64 bits or an escaped string), which sorts
+// null < false < true < numbers < strings in Cosmos order, numbers
+// numerically, strings by code point, and never makes one value a prefix
+// of another, so a range of values is a range of keys; strings longer
+// than maxIndexedString bytes are cut there and marked as cut (the query
+// planner widens its ranges to match). Arrays and objects
+// get an entry too, with a bare type tag after strings (idxArray,
+// idxObject): that is what makes IS_DEFINED(c.a) answerable for any value
+// of c.a. The system properties _rid, _self, _etag, _attachments and _lsn
+// are never indexed; _ts and id are. Duplicate member names (JSON allows
+// them, Ebb stores them) index only the last, as JavaScript reads them.
+//
+// The policy (indexpolicy.go) follows Cosmos DB: includedPaths and
+// excludedPaths in the service's syntax ("/*", "/a/?", "/a/*",
+// "/\"quoted\"/?", "/a/[]/?"), the most specific matching path wins, an
+// exclusion wins a tie; indexingMode none indexes nothing.
+//
+// # Maintenance
+//
+// putItem and removeItem call indexReplace and indexRemove in the
+// transaction that writes or deletes the item, so entries and documents
+// change atomically, whoever writes: a request, a batch, a patch, the
+// purger. A replace deletes only the entries the new version no longer
+// has and adds only the new ones. Documents are walked as raw JSON with
+// the engine's lenient helpers (docjson.go): the stored bytes are
+// already validated, and a strict parser would refuse documents the
+// engine accepts (duplicate names).
+//
+// The policy a write indexes under is the one in the container's index
+// state (idxState key, read in the write's transaction), not the one in
+// the caller's catalog snapshot: a catalog snapshot can be older than a
+// policy change that committed before the write's transaction began (on
+// one node between ReplaceContainer's commit and its publish; on a
+// shared store for a whole catalog poll). The state names the policy by
+// fingerprint, so the usual case costs one Get and a comparison.
+//
+// # Policy changes and rebuilds
+//
+// ReplaceContainer with a policy that indexes differently (another
+// fingerprint) deletes all of the container's entries and stores the new
+// policy in the state as "building", with an empty cursor, in one
+// transaction. From then on every write indexes under the new policy.
+// The builder (indexbuild.go) walks the documents in key order in
+// batches; each batch is one transaction that reads the state, reads the
+// next documents after the cursor, writes their entries and advances the
+// cursor, so it cannot interleave with a write or delete of the same
+// item. When it passes the last document the state becomes "ready". The
+// state is in storage, so a restart resumes where the cursor stopped; a
+// store written before Ebb had indexes gets a "building" state at Open.
+// indexingMode none simply drops the entries (nothing to build).
+//
+// Invariant, at every commit: when the state is ready, the entries are
+// exactly those of the stored item versions under the state's policy;
+// while building, the same holds for items at or before the cursor, and
+// items after it have a subset of theirs. CheckConsistency verifies it.
+//
+// # Queries
+//
+// Queries use an index only when the state is ready (indexquery.go).
+// While building they scan, which is slower but returns the same rows.
+const (
+	idxArray  byte = 0x07 // after pkString: arrays sort after strings
+	idxObject byte = 0x08
+)
+
+func indexPrefix(rid [8]byte) []byte   { return collPrefix(spaceIndex, rid) }
+func indexStateKey(rid [8]byte) []byte { return collPrefix(spaceIdxState, rid) }
+func indexPathPrefix(rid [8]byte, path []pathSeg) []byte {
+	return keys.AppendBytes(indexPrefix(rid), appendPath(nil, path))
+}
+
+// indexState is a container's index state, stored at indexStateKey.
+type indexState struct {
+	building bool
+	// fp and policy are the fingerprint and canonical JSON of the policy
+	// the entries follow (indexPolicy.fp, .canon).
+	fp     uint64
+	policy []byte
+	// cursor, while building: the item key after the doc prefix
+	// (<pk> <id>) of the last item indexed; nil when none yet.
+	cursor []byte
+}
+
+const indexStateVersion = 1
+
+func (s indexState) encode() []byte {
+	b := make([]byte, 0, 16+len(s.cursor)+len(s.policy))
+	var flags byte
+	if s.building {
+		flags |= 1
+	}
+	b = append(b, indexStateVersion, flags)
+	b = binary.BigEndian.AppendUint64(b, s.fp)
+	b = binary.AppendUvarint(b, uint64(len(s.cursor)))
+	b = append(b, s.cursor...)
+	return append(b, s.policy...)
+}
+
+func decodeIndexState(v []byte) (indexState, error) {
+	if len(v) < 11 || v[0] != indexStateVersion {
+		return indexState{}, fmt.Errorf("engine: corrupt index state (%d bytes)", len(v))
+	}
+	s := indexState{building: v[1]&1 != 0, fp: binary.BigEndian.Uint64(v[2:])}
+	n, k := binary.Uvarint(v[10:])
+	if k <= 0 || uint64(len(v)-10-k) < n {
+		return indexState{}, fmt.Errorf("engine: corrupt index state cursor")
+	}
+	rest := v[10+k:]
+	if n > 0 {
+		s.cursor = slices.Clone(rest[:n])
+	}
+	s.policy = slices.Clone(rest[n:])
+	return s, nil
+}
+
+func newIndexState(p *indexPolicy) indexState {
+	return indexState{fp: p.fp, policy: p.canon}
+}
+
+// readIndexState reads container rid's index state; found is false when
+// there is none (a store from before indexes, or a deleted container).
+func readIndexState(r storage.Reader, rid [8]byte) (st indexState, found bool, err error) {
+	v, err := r.Get(indexStateKey(rid))
+	if errors.Is(err, storage.ErrNotFound) {
+		return indexState{}, false, nil
+	}
+	if err != nil {
+		return indexState{}, false, err
+	}
+	st, err = decodeIndexState(v)
+	return st, err == nil, err
+}
+
+// compiled returns the compiled form of the state's policy: c's own when
+// it is the same, else from the cache.
+func (s indexState) compiled(c *container) (*indexPolicy, error) {
+	if p := c.indexPolicy(); p.fp == s.fp {
+		return p, nil
+	}
+	return compiledPolicy(s.policy, s.fp)
+}
+
+// indexPolicy returns the policy of c's catalog entry.
+func (c *container) indexPolicy() *indexPolicy {
+	if c.index == nil {
+		return defaultIndexPolicy
+	}
+	return c.index
+}
+
+// writePolicy returns the policy an item write in transaction r indexes
+// under: the stored state's (see "Maintenance" above).
+func writePolicy(r storage.Reader, c *container) (*indexPolicy, error) {
+	v, err := r.Get(indexStateKey(c.rid))
+	if errors.Is(err, storage.ErrNotFound) {
+		return c.indexPolicy(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(v) >= 10 && v[0] == indexStateVersion && binary.BigEndian.Uint64(v[2:]) == c.indexPolicy().fp {
+		return c.indexPolicy(), nil
+	}
+	st, err := decodeIndexState(v)
+	if err != nil {
+		return nil, err
+	}
+	return st.compiled(c)
+}
+
+// indexAdd writes the index entries of doc, stored at <pkEnc> <id>.
+// REQUIRES: called inside the Update that stores the document.
+func indexAdd(w storage.Writer, c *container, pkEnc []byte, id string, doc []byte) error {
+	return indexReplace(w, c, pkEnc, id, nil, doc)
+}
+
+// indexRemove deletes the index entries of doc, stored at <pkEnc> <id>.
+// REQUIRES: called inside the Update that deletes the document.
+func indexRemove(w storage.Writer, c *container, pkEnc []byte, id string, doc []byte) error {
+	return indexReplace(w, c, pkEnc, id, doc, nil)
+}
+
+// indexReplace moves the index entries of the item at <pkEnc> <id> from
+// version old to version doc (either nil: none): it deletes the entries
+// only old has and sets those only doc has.
+// REQUIRES: called inside the Update that writes the item.
+func indexReplace(w storage.Writer, c *container, pkEnc []byte, id string, old, doc []byte) error {
+	pol, err := writePolicy(w, c)
+	if err != nil || pol.none {
+		return err
+	}
+	ow, nw := getWalker(), getWalker()
+	defer putWalker(ow)
+	defer putWalker(nw)
+	ow.collect(pol, old)
+	nw.collect(pol, doc)
+	olds, news := ow.sorted(), nw.sorted()
+	prefix := indexPrefix(c.rid)
+	var key []byte
+	entryKey := func(e []byte) []byte {
+		key = append(append(append(key[:0], prefix...), e...), pkEnc...)
+		return keys.AppendString(key, id)
+	}
+	// Merge the two sorted lists.
+	i, j := 0, 0
+	for i < len(olds) || j < len(news) {
+		var r int
+		switch {
+		case i == len(olds):
+			r = 1
+		case j == len(news):
+			r = -1
+		default:
+			r = bytes.Compare(olds[i], news[j])
+		}
+		switch {
+		case r < 0:
+			if err := w.Delete(entryKey(olds[i])); err != nil {
+				return err
+			}
+			i++
+		case r > 0:
+			if err := w.Set(entryKey(news[j]), nil); err != nil {
+				return err
+			}
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return nil
+}
+
+// entryWalker collects the <path> <value> parts of a document's index
+// entries under a policy.
+type entryWalker struct {
+	pol  *indexPolicy
+	segs []pathSeg
+	path []byte // appendPath(segs)
+	buf  []byte // the entries, back to back
+	ends []int  // where each entry ends in buf
+	out  [][]byte
+}
+
+// collect walks doc (nil: none), a stored JSON object.
+func (w *entryWalker) collect(pol *indexPolicy, doc []byte) {
+	if doc == nil {
+		return
+	}
+	w.pol = pol
+	w.object(doc)
+}
+
+// sorted returns the entries sorted, without duplicates (an array may
+// hold a value twice).
+func (w *entryWalker) sorted() [][]byte {
+	out := slices.Grow(w.out[:0], len(w.ends))[:len(w.ends)]
+	start := 0
+	for i, end := range w.ends {
+		out[i] = w.buf[start:end:end]
+		start = end
+	}
+	slices.SortFunc(out, bytes.Compare)
+	w.out = out
+	return slices.CompactFunc(out, bytes.Equal)
+}
+
+// walkers recycles entryWalkers: item writes walk two documents each.
+var walkers = sync.Pool{New: func() any { return new(entryWalker) }}
+
+func getWalker() *entryWalker { return walkers.Get().(*entryWalker) }
+
+func putWalker(w *entryWalker) {
+	if cap(w.buf) > 64<<10 {
+		return // a huge document: let its buffers go
+	}
+	*w = entryWalker{segs: w.segs[:0], path: w.path[:0], buf: w.buf[:0], ends: w.ends[:0], out: w.out[:0]}
+	walkers.Put(w)
+}
+
+func (w *entryWalker) push(s pathSeg) int {
+	n := len(w.path)
+	w.segs = append(w.segs, s)
+	w.path = appendPath(w.path, w.segs[len(w.segs)-1:])
+	return n
+}
+
+func (w *entryWalker) pop(n int) {
+	w.segs = w.segs[:len(w.segs)-1]
+	w.path = w.path[:n]
+}
+
+func (w *entryWalker) object(raw []byte) {
+	ms, _ := objectMembers(raw)
+	var seen map[string]bool
+	if len(ms) > 8 {
+		seen = make(map[string]bool, len(ms))
+	}
+	for i := len(ms) - 1; i >= 0; i-- { // last wins
+		m := ms[i]
+		if seen != nil {
+			if seen[m.key] {
+				continue
+			}
+			seen[m.key] = true
+		} else if slices.ContainsFunc(ms[i+1:], func(o member) bool { return o.key == m.key }) {
+			continue
+		}
+		n := w.push(pathSeg{name: m.key})
+		w.value(m.val)
+		w.pop(n)
+	}
+}
+
+func (w *entryWalker) value(raw []byte) {
+	if len(raw) == 0 {
+		return
+	}
+	switch raw[0] {
+	case '{':
+		w.emit(idxObject, nil)
+		if !w.pol.prunes(w.segs) {
+			w.object(raw)
+		}
+	case '[':
+		w.emit(idxArray, nil)
+		n := w.push(pathSeg{elem: true})
+		if !w.pol.prunes(w.segs) {
+			for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+				end := skipValue(raw, i)
+				w.value(raw[i:end])
+				i = skipSpace(raw, end)
+				if i < len(raw) && raw[i] == ',' {
+					i = skipSpace(raw, i+1)
+				}
+			}
+		}
+		w.pop(n)
+	case '"':
+		w.emit(pkString, raw)
+	case 't':
+		w.emit(pkTrue, nil)
+	case 'f':
+		w.emit(pkFalse, nil)
+	case 'n':
+		w.emit(pkNull, nil)
+	default:
+		w.emit(pkNumber, raw)
+	}
+}
+
+// emit adds the entry of the value at the current path, if indexed.
+func (w *entryWalker) emit(kind byte, raw []byte) {
+	if !w.pol.indexes(w.segs) {
+		return
+	}
+	w.buf = keys.AppendBytes(w.buf, w.path)
+	switch kind {
+	case pkString:
+		body := raw[1 : len(raw)-1]
+		if bytes.IndexByte(body, '\\') >= 0 {
+			body = []byte(unquote(raw))
+		}
+		w.buf = appendIndexString(w.buf, body)
+	case pkNumber:
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil || math.IsInf(f, 0) {
+			// Not a number a document can hold (checkShape refuses them);
+			// leave the path unindexed rather than fail the write.
+			w.buf = w.buf[:w.lastEnd()]
+			return
+		}
+		w.buf = appendIndexNumber(w.buf, f)
+	default:
+		w.buf = append(w.buf, kind)
+	}
+	w.ends = append(w.ends, len(w.buf))
+}
+
+func (w *entryWalker) lastEnd() int {
+	if len(w.ends) == 0 {
+		return 0
+	}
+	return w.ends[len(w.ends)-1]
+}
+
+func appendIndexNumber(dst []byte, f float64) []byte {
+	if f == 0 {
+		f = 0 // -0 is 0
+	}
+	return PartitionKey{{kind: pkNumber, num: f}}.encode(dst)
+}
+
+// skipIndexValue returns what follows the <value> at the start of b.
+func skipIndexValue(b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return nil, keys.ErrMalformed
+	}
+	switch b[0] {
+	case pkNull, pkFalse, pkTrue, idxArray, idxObject:
+		return b[1:], nil
+	case pkNumber:
+		if len(b) < 9 {
+			return nil, keys.ErrMalformed
+		}
+		return b[9:], nil
+	case pkString:
+		for i := 1; i+1 < len(b); i++ {
+			if b[i] == 0 {
+				if b[i+1] == 0x01 || b[i+1] == idxTruncated {
+					return b[i+2:], nil
+				}
+				i++ // escaped NUL
+			}
+		}
+	}
+	return nil, keys.ErrMalformed
+}
+
+// maxIndexedString is how many bytes of a string an index entry holds.
+// A longer string is indexed by its first maxIndexedString bytes and a
+// truncation terminator, which keeps index keys short whatever the
+// documents hold; a lookup of a long value reads every item sharing its
+// indexed prefix, and the executor's WHERE picks the right ones.
+const maxIndexedString = 256
+
+// idxTruncated ends a truncated string in place of the terminator 0x01:
+// after the exact string equal to the prefix (0x00 0x01), before any
+// string that continues with a character (0x00 sorts below every
+// character byte; an escaped NUL is 0x00 0xFF).
+const idxTruncated = 0x02
+
+// appendIndexString appends the <value> encoding of a string: the
+// partition-key encoding, truncated beyond maxIndexedString bytes.
+func appendIndexString(dst, s []byte) []byte {
+	dst = append(dst, pkString)
+	if len(s) <= maxIndexedString {
+		return keys.AppendBytes(dst, s)
+	}
+	dst = keys.AppendBytes(dst, s[:maxIndexedString])
+	dst[len(dst)-1] = idxTruncated
+	return dst
+}
+
+// indexPut moves the index entries of the item at <pkEnc> <id> to doc,
+// its new version, from old, the version it replaces when exists (an
+// expired one was removed with its entries already).
+// REQUIRES: called inside the Update that writes the item.
+func indexPut(w storage.Writer, c *container, pkEnc []byte, id string, old storedItem, exists bool, doc []byte) error {
+	var prev []byte
+	if exists {
+		prev = old.doc
+	}
+	return indexReplace(w, c, pkEnc, id, prev, doc)
+}

@@ -1,0 +1,385 @@
+package engine
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// indexPolicy is a container's indexing policy, compiled: which value
+// paths get index entries. It is immutable once built.
+type indexPolicy struct {
+	// none: nothing is indexed (indexingMode none).
+	none bool
+	// all: every path is indexed (no rule excludes anything but system
+	// properties, which are never indexed); the walker skips matching.
+	all   bool
+	rules []indexRule
+	// canon is the canonical JSON of what decides the entries (mode and
+	// paths; not composite indexes, which Ebb keeps but does not build),
+	// and fp its hash: two policies with the same fp index the same
+	// entries.
+	canon []byte
+	fp    uint64
+}
+
+// indexRule is one included or excluded path.
+type indexRule struct {
+	segs []pathSeg
+	// wild: "/*", the path and everything below it; otherwise "/?", the
+	// value at exactly the path.
+	wild    bool
+	include bool
+}
+
+// pathSeg is one step of a value path: a property name, or (elem) any
+// element of an array, written "[]".
+type pathSeg struct {
+	name string
+	elem bool
+}
+
+// specificity orders rules that match the same path: a longer path wins,
+// and at equal length "/?" beats "/*".
+func (r indexRule) specificity() int {
+	s := 2 * len(r.segs)
+	if !r.wild {
+		s++
+	}
+	return s
+}
+
+func (r indexRule) matches(path []pathSeg) bool {
+	if r.wild {
+		return len(path) >= len(r.segs) && slices.Equal(path[:len(r.segs)], r.segs)
+	}
+	return slices.Equal(path, r.segs)
+}
+
+// indexes reports whether the value at path gets an index entry: the most
+// specific matching rule decides, an exclusion winning a tie.
+func (p *indexPolicy) indexes(path []pathSeg) bool {
+	switch {
+	case p.none || len(path) == 0:
+		return false
+	case isUnindexedSystemProperty(path):
+		return false
+	case p.all:
+		return true
+	}
+	best, found := indexRule{}, false
+	for _, r := range p.rules {
+		if !r.matches(path) {
+			continue
+		}
+		if !found || r.specificity() > best.specificity() || (r.specificity() == best.specificity() && !r.include) {
+			best, found = r, true
+		}
+	}
+	return found && best.include
+}
+
+// prunes reports whether nothing at or below prefix can be indexed, so
+// the walker need not descend.
+func (p *indexPolicy) prunes(prefix []pathSeg) bool {
+	if p.none {
+		return true
+	}
+	if p.all {
+		return false
+	}
+	// The rule deciding the subtree as a whole: the most specific "/*"
+	// covering prefix.
+	best, found := indexRule{}, false
+	for _, r := range p.rules {
+		if r.wild && r.matches(prefix) && (!found || r.specificity() > best.specificity() || (r.specificity() == best.specificity() && !r.include)) {
+			best, found = r, true
+		}
+	}
+	if !found || best.include {
+		return false
+	}
+	// An inclusion more specific than that exclusion may still reach
+	// into the subtree.
+	for _, r := range p.rules {
+		if !r.include || r.specificity() <= best.specificity() {
+			continue
+		}
+		n := min(len(r.segs), len(prefix))
+		if slices.Equal(r.segs[:n], prefix[:n]) {
+			return false
+		}
+	}
+	return true
+}
+
+// unindexedSystemProperties are the top-level properties the server owns
+// and never indexes (_ts is indexed: ORDER BY c._ts is common).
+func isUnindexedSystemProperty(path []pathSeg) bool {
+	if path[0].elem {
+		return false
+	}
+	switch path[0].name {
+	case "_rid", "_self", "_etag", "_attachments", "_lsn":
+		return true
+	}
+	return false
+}
+
+// defaultIndexPolicy is what a container without an indexingPolicy gets:
+// every path but _etag.
+var defaultIndexPolicy = mustIndexPolicy(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
+
+func mustIndexPolicy(s string) *indexPolicy {
+	p, err := compilePolicy([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// parseIndexingPolicy validates and compiles a container's
+// indexingPolicy; raw is nil or "null" when the body has none.
+//
+// Decisions: "lazy" is accepted and treated as consistent (Ebb always
+// indexes in the write's transaction). "automatic": false is accepted and
+// kept but indexes anyway: Ebb has no per-request indexing directive, and
+// the index only decides how fast a query runs, never what it returns.
+// When neither path list names the root "/*", the root is included (the
+// service insists on it; an SDK leaving it out still means "the rest").
+// compositeIndexes, spatialIndexes and the other index kinds are kept in
+// the container body but not built.
+func parseIndexingPolicy(raw []byte) (*indexPolicy, error) {
+	if raw == nil || string(raw) == "null" {
+		return defaultIndexPolicy, nil
+	}
+	return compilePolicy(raw)
+}
+
+func compilePolicy(raw []byte) (*indexPolicy, error) {
+	type pathSpec struct {
+		Path *string `json:"path"`
+	}
+	var in struct {
+		IndexingMode     string            `json:"indexingMode"`
+		IncludedPaths    []pathSpec        `json:"includedPaths"`
+		ExcludedPaths    []pathSpec        `json:"excludedPaths"`
+		CompositeIndexes [][]compositePath `json:"compositeIndexes"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, badRequest("The indexingPolicy is invalid: %v.", err)
+	}
+	p := &indexPolicy{}
+	mode := strings.ToLower(in.IndexingMode)
+	switch mode {
+	case "", "consistent", "lazy":
+		mode = "consistent"
+	case "none":
+		p.none = true
+	default:
+		return nil, badRequest("The indexing mode '%s' is invalid; use 'consistent' or 'none'.", in.IndexingMode)
+	}
+	rootNamed := false
+	var inc, exc []string
+	for _, list := range []struct {
+		specs   []pathSpec
+		include bool
+		canon   *[]string
+	}{{in.IncludedPaths, true, &inc}, {in.ExcludedPaths, false, &exc}} {
+		for _, ps := range list.specs {
+			if ps.Path == nil {
+				return nil, badRequest("An indexing path is missing its \"path\" property.")
+			}
+			r, err := parseIndexPath(*ps.Path)
+			if err != nil {
+				return nil, err
+			}
+			r.include = list.include
+			if r.wild && len(r.segs) == 0 {
+				rootNamed = true
+			}
+			p.rules = append(p.rules, r)
+			*list.canon = append(*list.canon, formatIndexRule(r))
+		}
+	}
+	for _, ci := range in.CompositeIndexes {
+		for _, cp := range ci {
+			if err := cp.check(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !rootNamed {
+		p.rules = append(p.rules, indexRule{wild: true, include: true})
+		inc = append(inc, "/*")
+	}
+	// Everything is indexed when the root is included and no exclusion
+	// reaches beyond the system properties (never indexed anyway).
+	for _, r := range p.rules {
+		if r.include && r.wild && len(r.segs) == 0 {
+			p.all = !p.none
+		}
+	}
+	for _, r := range p.rules {
+		if !r.include && (len(r.segs) == 0 || !isUnindexedSystemProperty(r.segs)) {
+			p.all = false
+		}
+	}
+	slices.Sort(inc)
+	slices.Sort(exc)
+	inc, exc = slices.Compact(inc), slices.Compact(exc)
+	if p.none {
+		inc, exc = nil, nil
+		p.rules = nil
+	}
+	canon := struct {
+		Mode     string     `json:"indexingMode"`
+		Included []pathText `json:"includedPaths"`
+		Excluded []pathText `json:"excludedPaths"`
+	}{Mode: mode, Included: []pathText{}, Excluded: []pathText{}}
+	for _, s := range inc {
+		canon.Included = append(canon.Included, pathText{s})
+	}
+	for _, s := range exc {
+		canon.Excluded = append(canon.Excluded, pathText{s})
+	}
+	p.canon, _ = json.Marshal(canon)
+	h := fnv.New64a()
+	h.Write(p.canon)
+	p.fp = h.Sum64()
+	return p, nil
+}
+
+// pathText is an included or excluded path in the canonical policy.
+type pathText struct {
+	Path string `json:"path"`
+}
+
+// compositePath is one member of a composite index.
+type compositePath struct {
+	Path  string `json:"path"`
+	Order string `json:"order"`
+}
+
+func (c compositePath) check() error {
+	if !strings.HasPrefix(c.Path, "/") {
+		return badRequest("The composite index path '%s' is invalid; it must start with '/'.", c.Path)
+	}
+	switch strings.ToLower(c.Order) {
+	case "", "ascending", "descending":
+		return nil
+	}
+	return badRequest("The composite index order '%s' is invalid; use 'ascending' or 'descending'.", c.Order)
+}
+
+// parseIndexPath parses an included or excluded path: "/*", "/a/?",
+// "/a/*", "/\"quoted key\"/?", "/a/[]/?".
+func parseIndexPath(s string) (indexRule, error) {
+	fail := func(pos int) (indexRule, error) {
+		return indexRule{}, badRequest("The indexing path '%s' could not be accepted, failed near position %d. Please ensure that the path is a valid path. Common errors include invalid characters or absence of quotes around labels.", s, pos)
+	}
+	if !strings.HasPrefix(s, "/") {
+		return fail(0)
+	}
+	var r indexRule
+	i := 1
+	for {
+		switch {
+		case i >= len(s):
+			return fail(i)
+		case s[i:] == "?":
+			if len(r.segs) == 0 {
+				return fail(i)
+			}
+			return r, nil
+		case s[i:] == "*":
+			r.wild = true
+			return r, nil
+		case s[i] == '"':
+			end := i + 1
+			for end < len(s) && s[end] != '"' {
+				if s[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			if end >= len(s) {
+				return fail(i)
+			}
+			var name string
+			if err := json.Unmarshal([]byte(s[i:end+1]), &name); err != nil {
+				return fail(i)
+			}
+			r.segs = append(r.segs, pathSeg{name: name})
+			i = end + 1
+		default:
+			end := strings.IndexByte(s[i:], '/')
+			if end < 0 {
+				return fail(len(s))
+			}
+			seg := s[i : i+end]
+			switch {
+			case seg == "[]":
+				r.segs = append(r.segs, pathSeg{elem: true})
+			case seg == "" || seg == "*" || seg == "?" || strings.ContainsAny(seg, "\"[]"):
+				return fail(i)
+			default:
+				r.segs = append(r.segs, pathSeg{name: seg})
+			}
+			i += end
+		}
+		if i >= len(s) || s[i] != '/' {
+			return fail(i)
+		}
+		i++
+	}
+}
+
+// appendPath appends the canonical text of a value path, the <path>
+// element of an index key: "/a/b", "/tags/[]", "/\"a/b\"". A name is
+// written as is unless it could be mistaken for syntax, then quoted as a
+// JSON string, so the text is unambiguous.
+func appendPath(dst []byte, path []pathSeg) []byte {
+	for _, s := range path {
+		dst = append(dst, '/')
+		if s.elem {
+			dst = append(dst, "[]"...)
+		} else if plainName(s.name) {
+			dst = append(dst, s.name...)
+		} else {
+			dst = appendQuoted(dst, s.name)
+		}
+	}
+	return dst
+}
+
+func plainName(s string) bool {
+	return s != "" && s != "*" && s != "?" && !strings.ContainsAny(s, "/\"[]\\")
+}
+
+func formatIndexRule(r indexRule) string {
+	s := string(appendPath(nil, r.segs))
+	if r.wild {
+		return s + "/*"
+	}
+	return s + "/?"
+}
+
+// policyCache holds compiled policies by fingerprint, for item writes
+// that find the stored policy newer than their catalog snapshot.
+var policyCache sync.Map // uint64 → *indexPolicy
+
+// compiledPolicy returns the compiled form of a canonical policy.
+func compiledPolicy(canon []byte, fp uint64) (*indexPolicy, error) {
+	if p, ok := policyCache.Load(fp); ok {
+		return p.(*indexPolicy), nil
+	}
+	p, err := parseIndexingPolicy(canon)
+	if err != nil {
+		return nil, err
+	}
+	policyCache.Store(fp, p)
+	return p, nil
+}

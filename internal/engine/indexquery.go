@@ -1,0 +1,433 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/query"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// Index-served queries.
+//
+// The query library names the sargable conjuncts of a WHERE
+// (query.Plan.IndexHints). The engine picks the most selective one on a
+// path the container indexes — equality, then IN, then STARTSWITH or a
+// range bounded on both sides, then a one-sided range, then IS_DEFINED —
+// and turns it into key ranges of the index, in ascending key order. The
+// indexSource walks those ranges, fetches each entry's item by its
+// <pk> <id> (skipping entries outside the request's partition key; an
+// equality's range is cut to that partition to begin with), drops
+// items the TTL predicate hides, and yields (entry key, document). The
+// executor evaluates the whole WHERE on each document, so the index only
+// narrows what is read: the rows are the ones a scan gives. Their order
+// can differ where the query leaves it open: a scan yields in (pk, id)
+// order, an index in (value, pk, id) order, which is the same for an
+// equality.
+//
+// A hint's path never goes through an array index and is single-valued
+// (a document has at most one value at /a/b), and array elements are used
+// only for one value (ARRAY_CONTAINS), so no range yields a document
+// twice; IN values whose entries coincide (long strings cut to the same
+// prefix) share one range.
+//
+// The index is used only while the container's index state is ready,
+// and the source re-checks that in the snapshot it reads, so it never
+// reads a half-built index. Continuation tokens of index plans are
+// marked (idxToken) and carry the policy fingerprint: a page of an index
+// plan resumes over the same index, a scan plan's token resumes a scan
+// (even if an index is ready by then), and an index token presented
+// after the policy changed is refused with a 400 asking to restart,
+// since an index position means nothing to a scan.
+
+// idxToken marks a continuation token of an index plan; query tokens
+// start with their version byte (1).
+const idxToken = 'I'
+
+// errIndexChanged is returned by an indexSource whose index was rebuilt
+// or dropped since the plan was made.
+var errIndexChanged = errors.New("engine: the index changed during the query")
+
+// indexPlan is the index access chosen for a query.
+type indexPlan struct {
+	hint   query.IndexHint
+	fp     uint64 // of the policy the index follows
+	base   []byte // the index prefix of the hint's path
+	ranges []keyRange
+	spec   string // the path as the index metrics name it: "/a/?"
+}
+
+type keyRange struct{ start, end []byte }
+
+// hintRank orders hints by expected selectivity, lower first.
+func hintRank(h query.IndexHint) int {
+	switch h.Op {
+	case query.HintEq:
+		return 0
+	case query.HintIn:
+		return 1
+	case query.HintPrefix:
+		return 2
+	case query.HintRange:
+		if h.Lo.IsDefined() && h.Hi.IsDefined() {
+			return 2
+		}
+		return 3
+	}
+	return 4
+}
+
+func hintPath(h query.IndexHint) []pathSeg {
+	segs := make([]pathSeg, 0, len(h.Path)+1)
+	for _, n := range h.Path {
+		segs = append(segs, pathSeg{name: n})
+	}
+	if h.Elem {
+		segs = append(segs, pathSeg{elem: true})
+	}
+	return segs
+}
+
+// mergeRanges intersects range hints on the same path and kind
+// (c.a > 1 AND c.a < 5 is one range).
+func mergeRanges(hints []query.IndexHint) []query.IndexHint {
+	var out []query.IndexHint
+	for _, h := range hints {
+		merged := false
+		if h.Op == query.HintRange {
+			for i := range out {
+				o := &out[i]
+				if o.Op != query.HintRange || o.Elem != h.Elem || !slices.Equal(o.Path, h.Path) || o.Kind() != h.Kind() {
+					continue
+				}
+				if h.Lo.IsDefined() {
+					if r := query.Compare(h.Lo, o.Lo); !o.Lo.IsDefined() || r > 0 || (r == 0 && !h.LoIncl) {
+						o.Lo, o.LoIncl = h.Lo, h.LoIncl
+					}
+				}
+				if h.Hi.IsDefined() {
+					if r := query.Compare(h.Hi, o.Hi); !o.Hi.IsDefined() || r < 0 || (r == 0 && !h.HiIncl) {
+						o.Hi, o.HiIncl = h.Hi, h.HiIncl
+					}
+				}
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// chooseIndex picks the hint to serve a plan from under policy pol, nil
+// when none is on an indexed path. potential lists the paths of hints
+// the policy does not index.
+func chooseIndex(hints []query.IndexHint, pol *indexPolicy) (best *query.IndexHint, potential []string) {
+	for _, h := range mergeRanges(hints) {
+		segs := hintPath(h)
+		if !pol.indexes(segs) {
+			potential = append(potential, formatIndexRule(indexRule{segs: segs}))
+			continue
+		}
+		if best == nil || hintRank(h) < hintRank(*best) {
+			best = &h
+		}
+	}
+	return best, potential
+}
+
+// appendIndexScalar appends the <value> encoding of a scalar.
+func appendIndexScalar(dst []byte, v query.Value) []byte {
+	switch v.Kind() {
+	case query.Null:
+		return append(dst, pkNull)
+	case query.Bool:
+		if v.Bool() {
+			return append(dst, pkTrue)
+		}
+		return append(dst, pkFalse)
+	case query.Number:
+		return appendIndexNumber(dst, v.Number())
+	}
+	s, _ := v.AsString()
+	return appendIndexString(dst, []byte(s))
+}
+
+func longString(v query.Value) bool {
+	s, ok := v.AsString()
+	return ok && len(s) > maxIndexedString
+}
+
+// kindRange is the span of <value> tags holding values of kind k.
+func kindRange(k query.Kind) (lo, hi byte) {
+	switch k {
+	case query.Null:
+		return pkNull, pkNull + 1
+	case query.Bool:
+		return pkFalse, pkTrue + 1
+	case query.Number:
+		return pkNumber, pkNumber + 1
+	}
+	return pkString, pkString + 1
+}
+
+// newIndexPlan turns hint h into key ranges of container rid's index.
+// scope is the encoded partition key (or leading part) the query is
+// limited to, nil for none: an equality's range then covers that
+// partition only, since <pk> follows <value> in the key.
+func newIndexPlan(rid [8]byte, h query.IndexHint, fp uint64, scope []byte) *indexPlan {
+	segs := hintPath(h)
+	base := indexPathPrefix(rid, segs)
+	ip := &indexPlan{hint: h, fp: fp, base: base, spec: formatIndexRule(indexRule{segs: segs})}
+	with := func(tail ...byte) []byte { return append(slices.Clip(base), tail...) }
+	exact := func(v query.Value) keyRange {
+		k := appendIndexScalar(slices.Clip(base), v)
+		return keyRange{k, keys.PrefixEnd(k)}
+	}
+	switch h.Op {
+	case query.HintEq, query.HintIn:
+		for _, v := range h.Values {
+			k := append(appendIndexScalar(slices.Clip(base), v), scope...)
+			ip.ranges = append(ip.ranges, keyRange{k, keys.PrefixEnd(k)})
+		}
+		slices.SortFunc(ip.ranges, func(a, b keyRange) int { return bytes.Compare(a.start, b.start) })
+		// Long strings sharing their indexed prefix share a range: keep
+		// it once, or its items would be read twice.
+		ip.ranges = slices.CompactFunc(ip.ranges, func(a, b keyRange) bool { return bytes.Equal(a.start, b.start) })
+	case query.HintRange:
+		// Cut strings need no care for short bounds: a string s cut to
+		// its first bytes t has an entry after that of every string up to
+		// t and before that of every greater string but t's other long
+		// extensions, which share the entry; a bound is never strictly
+		// inside that group unless it is long itself.
+		lo, hi := kindRange(h.Kind())
+		r := keyRange{with(lo), with(hi)}
+		// A long bound is taken inclusively: its cut entry holds strings
+		// on both sides of it.
+		if h.Lo.IsDefined() {
+			if e := exact(h.Lo); h.LoIncl || longString(h.Lo) {
+				r.start = e.start
+			} else {
+				r.start = e.end
+			}
+		}
+		if h.Hi.IsDefined() {
+			if e := exact(h.Hi); h.HiIncl || longString(h.Hi) {
+				r.end = e.end
+			} else {
+				r.end = e.start
+			}
+		}
+		if bytes.Compare(r.start, r.end) < 0 {
+			ip.ranges = append(ip.ranges, r)
+		}
+	case query.HintPrefix:
+		if len(h.Prefix) > maxIndexedString {
+			// Every string starting with it is cut to its first bytes.
+			ip.ranges = append(ip.ranges, exact(query.StringValue(h.Prefix)))
+			break
+		}
+		k := keys.AppendString(with(pkString), h.Prefix)
+		k = k[:len(k)-2] // without the terminator: a prefix of every extension
+		ip.ranges = append(ip.ranges, keyRange{k, keys.PrefixEnd(k)})
+	case query.HintDefined:
+		ip.ranges = append(ip.ranges, keyRange{base, keys.PrefixEnd(base)})
+	}
+	return ip
+}
+
+// indexSource is the query.Source of an index plan: the items its key
+// ranges list, in entry-key order, filtered by partition scope and TTL.
+type indexSource struct {
+	e   *Engine
+	c   *container
+	ctx context.Context
+	ip  *indexPlan
+	// scope is the encoded partition key (or leading part of one) the
+	// request is limited to; nil for all.
+	scope []byte
+	now   int64
+	// Filled by Scan, for the query metrics.
+	lookup, load time.Duration
+}
+
+func (s *indexSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
+	if after != nil && !bytes.HasPrefix(after, s.ip.base) {
+		return query.ErrBadContinuation
+	}
+	clk := s.e.real
+	t0 := clk.Elapsed()
+	var inYield, loading time.Duration
+	defer func() {
+		total := clk.Elapsed() - t0
+		s.load += loading
+		s.lookup += total - inYield - loading
+	}()
+	return s.e.store.View(s.ctx, func(r storage.Reader) error {
+		st, found, err := readIndexState(r, s.c.rid)
+		if err != nil {
+			return err
+		}
+		if !found || st.building || st.fp != s.ip.fp {
+			return errIndexChanged
+		}
+		docKey := collPrefix(spaceDoc, s.c.rid)
+		nDoc := len(docKey)
+		for _, kr := range s.ip.ranges {
+			start := kr.start
+			if after != nil {
+				if bytes.Compare(after, kr.end) >= 0 {
+					continue
+				}
+				if next := append(slices.Clip(after), 0); bytes.Compare(next, start) > 0 {
+					start = next
+				}
+			}
+			stop, err := s.scanRange(r, start, kr.end, docKey[:nDoc], &inYield, &loading, yield)
+			if err != nil || stop {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// scanRange yields the items of the entries in [start, end); stop
+// reports that yield asked to stop.
+func (s *indexSource) scanRange(r storage.Reader, start, end, docKey []byte, inYield, loading *time.Duration, yield func(key, doc []byte) bool) (stop bool, err error) {
+	clk := s.e.real
+	it := r.Scan(start, end, false)
+	defer it.Close()
+	nBase := len(s.ip.base)
+	for it.Next() {
+		k := it.Key()
+		item, err := skipIndexValue(k[nBase:])
+		if err != nil {
+			return false, err
+		}
+		if s.scope != nil && !bytes.HasPrefix(item, s.scope) {
+			continue
+		}
+		docKey = append(docKey, item...)
+		t := clk.Elapsed()
+		v, err := r.Get(docKey)
+		*loading += clk.Elapsed() - t
+		docKey = docKey[:len(docKey)-len(item)]
+		if errors.Is(err, storage.ErrNotFound) {
+			continue // cannot happen while the index is consistent
+		}
+		if err != nil {
+			return false, err
+		}
+		h, doc, err := decodeItem(v)
+		if err != nil {
+			return false, err
+		}
+		if !s.c.visible(h, s.now) {
+			continue
+		}
+		t = clk.Elapsed()
+		more := yield(k, doc)
+		*inYield += clk.Elapsed() - t
+		if !more {
+			return true, nil
+		}
+	}
+	return false, it.Err()
+}
+
+// indexSourceFor returns the index source serving plan over ds's scope,
+// nil when no index serves it. fp, if non-zero, is the policy
+// fingerprint a continuation was issued under: then the index must
+// follow that policy. potential lists the paths an index could serve but
+// the policy leaves out.
+func (e *Engine) indexSourceFor(ctx context.Context, plan *query.Plan, ds *docSource, fp uint64) (ix *indexSource, potential []string, err error) {
+	hints := plan.IndexHints()
+	if len(hints) == 0 {
+		return nil, nil, nil
+	}
+	c := ds.c
+	v, err := e.store.Get(ctx, indexStateKey(c.rid))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := decodeIndexState(v)
+	if err != nil || st.building || (fp != 0 && st.fp != fp) {
+		return nil, nil, err
+	}
+	pol, err := st.compiled(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, potential := chooseIndex(hints, pol)
+	if h == nil {
+		return nil, potential, nil
+	}
+	ix = &indexSource{e: e, c: c, ctx: ctx, now: ds.now}
+	if scope := ds.prefix[len(collPrefix(spaceDoc, c.rid)):]; len(scope) > 0 {
+		ix.scope = scope
+	}
+	ix.ip = newIndexPlan(c.rid, *h, st.fp, ix.scope)
+	return ix, potential, nil
+}
+
+// splitToken decodes a continuation header into the query token and, for
+// an index plan's token, the policy fingerprint it was issued under.
+func splitToken(cont string) (tok []byte, fp uint64, isIndex bool, err error) {
+	if cont == "" {
+		return nil, 0, false, nil
+	}
+	raw, err := decodeToken(cont)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if len(raw) > 0 && raw[0] == idxToken {
+		if len(raw) < 9 {
+			return nil, 0, false, queryError(query.ErrBadContinuation)
+		}
+		return raw[9:], binary.BigEndian.Uint64(raw[1:9]), true, nil
+	}
+	return raw, 0, false, nil
+}
+
+// indexTokenPrefix is what an index plan's query token is wrapped in.
+func indexTokenPrefix(fp uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{idxToken}, fp)
+}
+
+// indexUtilization renders x-ms-cosmos-index-utilization: URL-encoded
+// JSON in the service's shape, naming the index used (if any) and the
+// indexes that would serve the query's filters but the policy leaves
+// out.
+func indexUtilization(used string, potential []string) string {
+	var b strings.Builder
+	b.WriteString(`{"UtilizedSingleIndexes":[`)
+	if used != "" {
+		b.WriteString(`{"FilterExpression":"","IndexSpec":`)
+		b.Write(appendQuoted(nil, used))
+		b.WriteString(`,"FilterPreciseSet":true,"IndexPreciseSet":true,"IndexImpactScore":"High"}`)
+	}
+	b.WriteString(`],"PotentialSingleIndexes":[`)
+	for i, p := range potential {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"FilterExpression":"","IndexSpec":`)
+		b.Write(appendQuoted(nil, p))
+		b.WriteString(`,"FilterPreciseSet":true,"IndexPreciseSet":true,"IndexImpactScore":"High"}`)
+	}
+	b.WriteString(`],"UtilizedCompositeIndexes":[],"PotentialCompositeIndexes":[]}`)
+	return url.QueryEscape(b.String())
+}
