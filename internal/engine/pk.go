@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ebbdb/ebb/internal/keys"
 )
@@ -174,6 +175,15 @@ func componentFromJSON(raw []byte, header bool) (pkComponent, error) {
 // parsePKHeader parses x-ms-documentdb-partitionkey, a JSON array of
 // values. An empty array means "no value given".
 func parsePKHeader(h string) (PartitionKey, error) {
+	if !utf8.ValidString(h) {
+		return nil, badRequest("The partition key header is not valid UTF-8.")
+	}
+	// Nearly every request carries one plain string: ["value"].
+	if n := len(h); n >= 4 && h[0] == '[' && h[1] == '"' && h[n-2] == '"' && h[n-1] == ']' {
+		if v := h[2 : n-2]; strings.IndexFunc(v, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) < 0 {
+			return PartitionKey{{kind: pkString, str: v}}, nil
+		}
+	}
 	raw := []byte(h)
 	if !json.Valid(raw) {
 		return nil, badRequest("The partition key header %q is not valid JSON; send a JSON array such as [\"value\"].", truncate(raw, 64))
