@@ -177,9 +177,35 @@ func (c *container) indexPolicy() *indexPolicy {
 	return c.index
 }
 
+// policyMemo is a transaction that remembers the index policy it read for
+// each container, so a transaction writing many items (a purge batch, a
+// transactional batch) reads the index state once, not once per item.
+type policyMemo struct {
+	storage.Writer
+	policies map[[8]byte]*indexPolicy
+}
+
+func withPolicyMemo(w storage.Writer) *policyMemo {
+	return &policyMemo{Writer: w, policies: map[[8]byte]*indexPolicy{}}
+}
+
 // writePolicy returns the policy an item write in transaction r indexes
 // under: the stored state's (see "Maintenance" above).
 func writePolicy(r storage.Reader, c *container) (*indexPolicy, error) {
+	memo, _ := r.(*policyMemo)
+	if memo != nil {
+		if pol, ok := memo.policies[c.rid]; ok {
+			return pol, nil
+		}
+	}
+	pol, err := readWritePolicy(r, c)
+	if err == nil && memo != nil {
+		memo.policies[c.rid] = pol
+	}
+	return pol, err
+}
+
+func readWritePolicy(r storage.Reader, c *container) (*indexPolicy, error) {
 	v, err := r.Get(indexStateKey(c.rid))
 	if errors.Is(err, storage.ErrNotFound) {
 		return c.indexPolicy(), nil

@@ -301,7 +301,8 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 	now := e.nowSec()
 	logged := c.logRetention() > 0
 	var t *itemTx
-	err := e.store.Update(ctx, func(w storage.Writer) error {
+	err := e.store.Update(ctx, func(tx storage.Writer) error {
+		w := withPolicyMemo(tx)
 		st, err := readCollState(w, c.rid)
 		if err != nil {
 			return err

@@ -417,7 +417,8 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 			ru       float64
 			expiries []int64
 		)
-		err = p.e.store.Update(context.Background(), func(w storage.Writer) error {
+		err = p.e.store.Update(context.Background(), func(tx storage.Writer) error {
+			w := withPolicyMemo(tx)
 			ru, expiries = 0, expiries[:0]
 			st, err := readCollState(w, c.rid)
 			if err != nil {
