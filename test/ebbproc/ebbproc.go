@@ -25,7 +25,12 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
 )
+
+// wall is real time: requests are signed with it, and waits are bounded
+// by it.
+var wall = clock.NewSystem()
 
 // Build compiles ./cmd/ebb into a temporary directory and returns the
 // binary's path and a function that removes it. Call it from TestMain.
@@ -110,7 +115,7 @@ func (p *Process) Kill() {
 func (p *Process) REST(t testing.TB, method, path string, hdr map[string]string, body string, out any) (int, http.Header) {
 	t.Helper()
 	v, _ := auth.NewVerifier(auth.EmulatorKey)
-	date := time.Now().UTC().Format(http.TimeFormat)
+	date := wall.Now().UTC().Format(http.TimeFormat)
 	typ, link, err := auth.ResourceOf(path)
 	if err != nil {
 		t.Fatal(err)
@@ -161,11 +166,11 @@ func (p *Process) Backlog(t testing.TB, db, coll string) (backlog int, leaseHold
 // deadline. It never asserts how long anything took.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := wall.Elapsed() + 30*time.Second
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		if wall.Elapsed() > deadline {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		<-tick.C
