@@ -104,32 +104,20 @@ func rewrite(s *SelectStmt) string {
 			b.WriteString("DISTINCT ")
 		}
 		root := s.From[0].Alias
-		b.WriteString(root + "._rid, [")
+		b.WriteString(root + "._rid, ")
+		keys := make([]Expr, len(s.OrderBy))
 		for i, o := range s.OrderBy {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(`{"item": `)
-			writeExpr(&b, o.Expr)
-			b.WriteString("}")
+			keys[i] = o.Expr
 		}
-		b.WriteString("] AS orderByItems, ")
+		writeItems(&b, keys)
+		b.WriteString(" AS orderByItems, ")
 		switch {
 		case s.Star:
 			b.WriteString(root)
 		case s.Value:
 			writeExpr(&b, s.Items[0].Expr)
 		default:
-			b.WriteByte('{')
-			for i, it := range s.Items {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.Write(appendString(nil, it.Name))
-				b.WriteString(": ")
-				writeExpr(&b, it.Expr)
-			}
-			b.WriteByte('}')
+			writeObject(&b, s.Items, false)
 		}
 		b.WriteString(" AS payload")
 		writeFromWhere(&b, s, true)
@@ -155,16 +143,8 @@ func rewrite(s *SelectStmt) string {
 		var b strings.Builder
 		b.WriteString("SELECT ")
 		if len(s.GroupBy) > 0 {
-			b.WriteByte('[')
-			for i, g := range s.GroupBy {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(`{"item": `)
-				writeExpr(&b, g)
-				b.WriteByte('}')
-			}
-			b.WriteString("] AS groupByItems, ")
+			writeItems(&b, s.GroupBy)
+			b.WriteString(" AS groupByItems, ")
 		}
 		if s.Value {
 			if call, ok := s.Items[0].Expr.(*CallExpr); ok && call.agg >= 0 {
@@ -175,20 +155,7 @@ func rewrite(s *SelectStmt) string {
 				writeExpr(&b, s.Items[0].Expr)
 			}
 		} else {
-			b.WriteByte('{')
-			for i, it := range s.Items {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.Write(appendString(nil, it.Name))
-				b.WriteString(": ")
-				if call, ok := it.Expr.(*CallExpr); ok && call.agg >= 0 {
-					writeAggItem(&b, call)
-				} else {
-					writeExpr(&b, it.Expr)
-				}
-			}
-			b.WriteByte('}')
+			writeObject(&b, s.Items, true)
 		}
 		b.WriteString(" AS payload")
 		writeFromWhere(&b, s, false)
@@ -214,6 +181,39 @@ func rewrite(s *SelectStmt) string {
 		return b.String()
 	}
 	return ""
+}
+
+// writeItems writes [{"item": e1}, {"item": e2}, …].
+func writeItems(b *strings.Builder, exprs []Expr) {
+	b.WriteByte('[')
+	for i, e := range exprs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(`{"item": `)
+		writeExpr(b, e)
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+}
+
+// writeObject writes the select list as {"name": expr, …}; with partials,
+// each aggregate as the partial result writeAggItem describes.
+func writeObject(b *strings.Builder, items []SelectItem, partials bool) {
+	b.WriteByte('{')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.Write(appendString(nil, it.Name))
+		b.WriteString(": ")
+		if call, ok := it.Expr.(*CallExpr); ok && partials && call.agg >= 0 {
+			writeAggItem(b, call)
+		} else {
+			writeExpr(b, it.Expr)
+		}
+	}
+	b.WriteByte('}')
 }
 
 // writeAggItem writes {"item": …}, a partition's partial aggregate in the
