@@ -11,21 +11,6 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-
-bindir="$(mktemp -d "${TMPDIR:-/tmp}/ebb-js-e2e.XXXXXX")"
-trap 'rm -rf "$bindir"' EXIT
-
-echo "building ebb..." >&2
-(cd "$root" && go build -o "$bindir/ebb" ./cmd/ebb)
-export EBB_BIN="$bindir/ebb"
-
-cd "$here"
-if [ ! -d node_modules ]; then
-  npm ci --no-audit --no-fund
-fi
-
-if [ "$#" -eq 0 ]; then
-  set -- tests/*.test.js
-fi
+# shellcheck source=../node-suite.sh
+source "$here/../node-suite.sh"
 node --test --test-timeout=60000 "$@"
