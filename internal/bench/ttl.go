@@ -48,7 +48,13 @@ type TTLOptions struct {
 	LagItems, StormItems, IdleItems int
 	// IdleWindow is how long the idle phase watches; zero means 60 s.
 	IdleWindow time.Duration
-	Progress   io.Writer
+	// Store, a postgres:// URL, runs the servers on PostgreSQL instead of
+	// durable Pebble; each phase then needs an empty database, so point
+	// it at a fresh schema and run one phase (StormOnly).
+	Store string
+	// StormOnly runs just the storm.
+	StormOnly bool
+	Progress  io.Writer
 }
 
 // TTLReport is what RunTTL measured.
@@ -147,7 +153,7 @@ func startTTLServer(ctx context.Context, opts TTLOptions, c clock.Clock) (*ttlSe
 	}
 	ts := &ttlServer{dir: dir}
 	cfg := server.Config{
-		Listen: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.DiscardHandler), Clock: c,
+		Listen: "127.0.0.1:0", DataDir: dir, Store: opts.Store, Logger: slog.New(slog.DiscardHandler), Clock: c,
 		WrapStore: func(s storage.Store) storage.Store { ts.store = &countingStore{Store: s}; return ts.store },
 		OnPurge: func(lag time.Duration) {
 			ts.mu.Lock()
@@ -266,6 +272,12 @@ func RunTTL(ctx context.Context, opts TTLOptions) (TTLReport, error) {
 		opts.IdleWindow = time.Minute
 	}
 	rep := TTLReport{Machine: ThisMachine()}
+	if opts.StormOnly {
+		if err := runStorm(ctx, opts, &rep); err != nil {
+			return rep, fmt.Errorf("storm: %w", err)
+		}
+		return rep, nil
+	}
 	if err := runLag(ctx, opts, &rep); err != nil {
 		return rep, fmt.Errorf("lag: %w", err)
 	}
