@@ -483,20 +483,30 @@ func getItem(r storage.Reader, c *container, key []byte, now int64) (old []byte,
 	return doc, h, c.visible(h, now), nil
 }
 
+// resolvePoint finds the container, encoded partition key and storage
+// key that a point request (read, delete, patch) addresses.
+func (e *Engine) resolvePoint(ref ItemRef) (c *container, pkEnc, key []byte, err error) {
+	if c, err = e.resolve(ref); err != nil {
+		return nil, nil, nil, err
+	}
+	pk, err := c.pkFromRequest(ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pkEnc = pk.encode(nil)
+	return c, pkEnc, docKey(c.rid, pkEnc, ref.ID), nil
+}
+
 // ReadItem returns an item. ifNoneMatch is the If-None-Match header; when
 // it equals the item's etag the result is an error of KindNotModified.
 func (e *Engine) ReadItem(ctx context.Context, ref ItemRef, ifNoneMatch string) (Resource, error) {
-	c, err := e.resolve(ref)
-	if err != nil {
-		return Resource{}, err
-	}
-	pk, err := c.pkFromRequest(ref)
+	c, _, key, err := e.resolvePoint(ref)
 	if err != nil {
 		return Resource{}, err
 	}
 	now := e.nowSec()
 	// A point read needs no snapshot: one consistent Get.
-	v, err := e.store.Get(ctx, docKey(c.rid, pk.encode(nil), ref.ID))
+	v, err := e.store.Get(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return Resource{}, ErrNotFound
 	}
@@ -519,16 +529,10 @@ func (e *Engine) ReadItem(ctx context.Context, ref ItemRef, ifNoneMatch string) 
 
 // DeleteItem deletes an item.
 func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (Resource, error) {
-	c, err := e.resolve(ref)
+	c, pkEnc, key, err := e.resolvePoint(ref)
 	if err != nil {
 		return Resource{}, err
 	}
-	pk, err := c.pkFromRequest(ref)
-	if err != nil {
-		return Resource{}, err
-	}
-	pkEnc := pk.encode(nil)
-	key := docKey(c.rid, pkEnc, ref.ID)
 	var res Resource
 	err = e.updateItems(ctx, c, func(t *itemTx) error {
 		n, err := t.delete(key, pkEnc, ref.ID, ifMatch)

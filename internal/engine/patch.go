@@ -237,11 +237,7 @@ func remove(doc query.Value, path []string) (query.Value, error) {
 // validated like any write. The optional condition is a filter such as
 // "from c where c.status = 'open'"; when it does not match, 412.
 func (e *Engine) PatchItem(ctx context.Context, ref ItemRef, body []byte, ifMatch string) (Resource, error) {
-	c, err := e.resolve(ref)
-	if err != nil {
-		return Resource{}, err
-	}
-	pk, err := c.pkFromRequest(ref)
+	c, _, key, err := e.resolvePoint(ref)
 	if err != nil {
 		return Resource{}, err
 	}
@@ -249,7 +245,6 @@ func (e *Engine) PatchItem(ctx context.Context, ref ItemRef, body []byte, ifMatc
 	if err != nil {
 		return Resource{}, err
 	}
-	key := docKey(c.rid, pk.encode(nil), ref.ID)
 	var w written
 	err = e.updateItems(ctx, c, func(t *itemTx) error {
 		var err error
