@@ -89,8 +89,12 @@ func (t *logTrimmer) loop() {
 	for {
 		var timer <-chan struct{}
 		cancel := func() {}
+		// The timer's target is taken before the pass, on the clock's
+		// monotonic axis, so time that passes during the pass (or a
+		// manual clock advanced meanwhile) is not lost.
+		start := t.e.clock.Elapsed()
 		if wait, ok := t.pass(); ok {
-			timer, cancel = t.e.clock.After(wait)
+			timer, cancel = t.e.clock.At(start + wait)
 		}
 		select {
 		case <-t.stopped:
