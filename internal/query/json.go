@@ -90,6 +90,25 @@ func quoteByte(c byte) string {
 	return "byte 0x" + strconv.FormatUint(uint64(c), 16)
 }
 
+// separator consumes what follows an array element or object member: ','
+// (more follow) or the closing byte (done).
+func (p *jsonParser) separator(closing byte, what string) (more bool, err error) {
+	p.skipSpace()
+	if p.i >= len(p.s) {
+		return false, p.fail("unexpected end of input in " + what)
+	}
+	switch c := p.s[p.i]; c {
+	case ',':
+		p.i++
+		return true, nil
+	case closing:
+		p.i++
+		return false, nil
+	default:
+		return false, p.fail("expected ',' or '" + string(closing) + "', found " + quoteByte(c))
+	}
+}
+
 func (p *jsonParser) skipSpace() {
 	for p.i < len(p.s) {
 		switch p.s[p.i] {
@@ -406,18 +425,12 @@ func (p *jsonParser) array(depth int) (Value, error) {
 			return Value{}, err
 		}
 		p.stackV = append(p.stackV, v)
-		p.skipSpace()
-		if p.i >= len(p.s) {
-			return Value{}, p.fail("unexpected end of input in array")
+		more, err := p.separator(']', "array")
+		if err != nil {
+			return Value{}, err
 		}
-		if c := p.s[p.i]; c == ',' {
-			p.i++
-			continue
-		} else if c == ']' {
-			p.i++
+		if !more {
 			break
-		} else {
-			return Value{}, p.fail("expected ',' or ']', found " + quoteByte(c))
 		}
 	}
 	elems := p.allocValues(len(p.stackV) - base)
@@ -486,18 +499,12 @@ func (p *jsonParser) object(depth int) (Value, error) {
 			return Value{}, p.fail("duplicate member name " + strconv.Quote(name))
 		}
 		p.stackM = append(p.stackM, Member{Name: name, Value: v})
-		p.skipSpace()
-		if p.i >= len(p.s) {
-			return Value{}, p.fail("unexpected end of input in object")
+		more, err := p.separator('}', "object")
+		if err != nil {
+			return Value{}, err
 		}
-		if c := p.s[p.i]; c == ',' {
-			p.i++
-			continue
-		} else if c == '}' {
-			p.i++
+		if !more {
 			break
-		} else {
-			return Value{}, p.fail("expected ',' or '}', found " + quoteByte(c))
 		}
 	}
 	ms := p.allocMembers(len(p.stackM) - base)
