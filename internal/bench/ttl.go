@@ -104,7 +104,9 @@ func (s *countingStore) View(ctx context.Context, fn func(storage.Reader) error)
 
 func (s *countingStore) Update(ctx context.Context, fn func(storage.Writer) error) error {
 	s.ops.Add(1)
-	return s.Store.Update(ctx, func(w storage.Writer) error { return fn(countingWriter{w, &s.ops}) })
+	return s.Store.Update(ctx, func(w storage.Writer) error {
+		return fn(countingWriter{Writer: w, countingReader: countingReader{w, &s.ops}})
+	})
 }
 
 type countingReader struct {
@@ -117,14 +119,16 @@ func (r countingReader) Scan(a, b []byte, rev bool) storage.Iterator {
 	return countingIter{r.Reader.Scan(a, b, rev), r.ops}
 }
 
+// countingWriter counts its reads through the countingReader over the
+// same transaction; its writes pass straight through.
 type countingWriter struct {
 	storage.Writer
-	ops *atomic.Int64
+	countingReader
 }
 
-func (w countingWriter) Get(k []byte) ([]byte, error) { w.ops.Add(1); return w.Writer.Get(k) }
+func (w countingWriter) Get(k []byte) ([]byte, error) { return w.countingReader.Get(k) }
 func (w countingWriter) Scan(a, b []byte, rev bool) storage.Iterator {
-	return countingIter{w.Writer.Scan(a, b, rev), w.ops}
+	return w.countingReader.Scan(a, b, rev)
 }
 
 type countingIter struct {

@@ -30,15 +30,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("cluster tests skipped:", pgtest.EnvURL, "is not set")
 		os.Exit(m.Run())
 	}
-	bin, cleanup, err := ebbproc.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ebbBinary = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	ebbproc.Main(m, &ebbBinary)
 }
 
 // startNodes starts n ebb processes on one fresh schema, named a, b, c…

@@ -26,15 +26,7 @@ import (
 var ebbBinary string
 
 func TestMain(m *testing.M) {
-	bin, cleanup, err := ebbproc.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ebbBinary = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	ebbproc.Main(m, &ebbBinary)
 }
 
 func startEbb(t *testing.T, dir string) *ebbproc.Process {

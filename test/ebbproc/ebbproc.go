@@ -52,6 +52,20 @@ func Build() (string, func(), error) {
 	return bin, func() { os.RemoveAll(dir) }, nil
 }
 
+// Main is a TestMain body: it builds the binary into *bin, runs the
+// tests, removes the binary and exits with the tests' status.
+func Main(m *testing.M, bin *string) {
+	path, cleanup, err := Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin = path
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
 // Process is one running ebb serving plain HTTP on loopback.
 type Process struct {
 	Name     string
