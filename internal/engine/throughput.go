@@ -129,7 +129,11 @@ type throughput struct {
 // bucketFor returns the bucket of the offer that pays for container c,
 // or nil when none does.
 func (e *Engine) bucketFor(c *container) *bucket {
-	cat := e.catalogSnapshot()
+	return e.bucketIn(e.catalogSnapshot(), c)
+}
+
+// bucketIn is bucketFor with the catalog the caller already holds.
+func (e *Engine) bucketIn(cat *catalog, c *container) *bucket {
 	id := c.offerID
 	if id == "" {
 		if db, ok := cat.dbs[c.dbID]; ok {
@@ -162,11 +166,12 @@ func (e *Engine) Admit(dbID, collID string) error {
 	if !e.tp.enforce {
 		return nil
 	}
-	c, err := e.catalogSnapshot().container(dbID, collID)
+	cat := e.catalogSnapshot()
+	c, err := cat.container(dbID, collID)
 	if err != nil {
 		return nil // the handler reports the missing container
 	}
-	b := e.bucketFor(c)
+	b := e.bucketIn(cat, c)
 	if b == nil {
 		return nil
 	}
@@ -179,11 +184,12 @@ func (e *Engine) Admit(dbID, collID string) error {
 
 // Charge records a finished request's cost against its offer.
 func (e *Engine) Charge(dbID, collID string, ru float64) {
-	c, err := e.catalogSnapshot().container(dbID, collID)
+	cat := e.catalogSnapshot()
+	c, err := cat.container(dbID, collID)
 	if err != nil {
 		return
 	}
-	if b := e.bucketFor(c); b != nil {
+	if b := e.bucketIn(cat, c); b != nil {
 		b.charge(ru, e.real.Elapsed())
 	}
 }
