@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -147,7 +148,7 @@ func checkIndex(r storage.Reader, c *container, report func(string, ...any)) err
 		var ew entryWalker
 		ew.collect(pol, doc)
 		for _, e := range ew.sorted() {
-			want[string(base)+string(e)+string(suffix)] = required
+			want[string(pol.appendEntryKey(slices.Clip(base), e, suffix))] = required
 		}
 	}
 	it.Close()

@@ -251,10 +251,11 @@ func indexReplace(w storage.Writer, c *container, pkEnc []byte, id string, old, 
 	nw.collect(pol, doc)
 	olds, news := ow.sorted(), nw.sorted()
 	prefix := indexPrefix(c.rid)
+	item := keys.AppendString(slices.Clip(pkEnc), id)
 	var key []byte
 	entryKey := func(e []byte) []byte {
-		key = append(append(append(key[:0], prefix...), e...), pkEnc...)
-		return keys.AppendString(key, id)
+		key = pol.appendEntryKey(append(key[:0], prefix...), e, item)
+		return key
 	}
 	// Merge the two sorted lists.
 	i, j := 0, 0
@@ -304,6 +305,9 @@ func (w *entryWalker) collect(pol *indexPolicy, doc []byte) {
 	}
 	w.pol = pol
 	w.object(doc)
+	for i := range pol.composites {
+		w.composite(&pol.composites[i], doc)
+	}
 }
 
 // sorted returns the entries sorted, without duplicates (an array may
@@ -373,12 +377,12 @@ func (w *entryWalker) value(raw []byte) {
 	}
 	switch raw[0] {
 	case '{':
-		w.emit(idxObject, nil)
+		w.emit(idxObject, raw)
 		if !w.pol.prunes(w.segs) {
 			w.object(raw)
 		}
 	case '[':
-		w.emit(idxArray, nil)
+		w.emit(idxArray, raw)
 		n := w.push(pathSeg{elem: true})
 		if !w.pol.prunes(w.segs) {
 			for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
@@ -391,16 +395,8 @@ func (w *entryWalker) value(raw []byte) {
 			}
 		}
 		w.pop(n)
-	case '"':
-		w.emit(pkString, raw)
-	case 't':
-		w.emit(pkTrue, nil)
-	case 'f':
-		w.emit(pkFalse, nil)
-	case 'n':
-		w.emit(pkNull, nil)
 	default:
-		w.emit(pkNumber, raw)
+		w.emit(indexKind(raw), raw)
 	}
 }
 
@@ -409,34 +405,95 @@ func (w *entryWalker) emit(kind byte, raw []byte) {
 	if !w.pol.indexes(w.segs) {
 		return
 	}
+	n := len(w.buf)
 	w.buf = keys.AppendBytes(w.buf, w.path)
+	var ok bool
+	if w.buf, ok = appendIndexValue(w.buf, kind, raw); !ok {
+		// Not a number a document can hold (checkShape refuses them);
+		// leave the path unindexed rather than fail the write.
+		w.buf = w.buf[:n]
+		return
+	}
+	w.ends = append(w.ends, len(w.buf))
+}
+
+// composite adds the entry of doc in composite index ci: its name, then
+// each path's <value> (pkNone where the document has none), complemented
+// where the component is descending.
+func (w *entryWalker) composite(ci *compositeIndex, doc []byte) {
+	w.buf = append(w.buf, ci.prefix...)
+	for i, segs := range ci.paths {
+		start := len(w.buf)
+		raw := valueAt(doc, segs)
+		var ok bool
+		if raw != nil {
+			w.buf, ok = appendIndexValue(w.buf, indexKind(raw), raw)
+		}
+		if !ok {
+			w.buf = append(w.buf[:start], pkNone)
+		}
+		if ci.desc[i] {
+			for j := start; j < len(w.buf); j++ {
+				w.buf[j] ^= 0xFF
+			}
+		}
+	}
+	w.ends = append(w.ends, len(w.buf))
+}
+
+// valueAt returns the raw JSON value at path in doc, nil if there is
+// none (the last of duplicate names wins, as everywhere).
+func valueAt(doc []byte, path []pathSeg) []byte {
+	for _, s := range path {
+		ms, ok := objectMembers(doc)
+		if !ok {
+			return nil
+		}
+		if doc = lookup(ms, s.name); doc == nil {
+			return nil
+		}
+	}
+	return doc
+}
+
+// indexKind is the <value> tag of a raw JSON value.
+func indexKind(raw []byte) byte {
+	switch raw[0] {
+	case '{':
+		return idxObject
+	case '[':
+		return idxArray
+	case '"':
+		return pkString
+	case 't':
+		return pkTrue
+	case 'f':
+		return pkFalse
+	case 'n':
+		return pkNull
+	}
+	return pkNumber
+}
+
+// appendIndexValue appends the <value> encoding of raw, a JSON value of
+// the given kind: the scalar, or a bare tag for arrays and objects. ok is
+// false for a number float64 cannot hold.
+func appendIndexValue(dst []byte, kind byte, raw []byte) (out []byte, ok bool) {
 	switch kind {
 	case pkString:
 		body := raw[1 : len(raw)-1]
 		if bytes.IndexByte(body, '\\') >= 0 {
 			body = []byte(unquote(raw))
 		}
-		w.buf = appendIndexString(w.buf, body)
+		return appendIndexString(dst, body), true
 	case pkNumber:
 		f, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil || math.IsInf(f, 0) {
-			// Not a number a document can hold (checkShape refuses them);
-			// leave the path unindexed rather than fail the write.
-			w.buf = w.buf[:w.lastEnd()]
-			return
+			return dst, false
 		}
-		w.buf = appendIndexNumber(w.buf, f)
-	default:
-		w.buf = append(w.buf, kind)
+		return appendIndexNumber(dst, f), true
 	}
-	w.ends = append(w.ends, len(w.buf))
-}
-
-func (w *entryWalker) lastEnd() int {
-	if len(w.ends) == 0 {
-		return 0
-	}
-	return w.ends[len(w.ends)-1]
+	return append(dst, kind), true
 }
 
 func appendIndexNumber(dst []byte, f float64) []byte {
@@ -448,28 +505,43 @@ func appendIndexNumber(dst []byte, f float64) []byte {
 
 // skipIndexValue returns what follows the <value> at the start of b.
 func skipIndexValue(b []byte) ([]byte, error) {
+	rest, _, err := skipValueX(b, 0)
+	return rest, err
+}
+
+// skipValueX returns what follows the <value> at the start of b, stored
+// with every byte XORed with x (0xFF: a descending composite component).
+// exact says the value decides its place in the sort order: not a cut
+// string, an array or an object, which all share their entry with other
+// values.
+func skipValueX(b []byte, x byte) (rest []byte, exact bool, err error) {
 	if len(b) == 0 {
-		return nil, keys.ErrMalformed
+		return nil, false, keys.ErrMalformed
 	}
-	switch b[0] {
-	case pkNull, pkFalse, pkTrue, idxArray, idxObject:
-		return b[1:], nil
+	switch b[0] ^ x {
+	case pkNone, pkNull, pkFalse, pkTrue:
+		return b[1:], true, nil
+	case idxArray, idxObject:
+		return b[1:], false, nil
 	case pkNumber:
 		if len(b) < 9 {
-			return nil, keys.ErrMalformed
+			return nil, false, keys.ErrMalformed
 		}
-		return b[9:], nil
+		return b[9:], true, nil
 	case pkString:
 		for i := 1; i+1 < len(b); i++ {
-			if b[i] == 0 {
-				if b[i+1] == 0x01 || b[i+1] == idxTruncated {
-					return b[i+2:], nil
+			if b[i]^x == 0 {
+				switch b[i+1] ^ x {
+				case 0x01:
+					return b[i+2:], true, nil
+				case idxTruncated:
+					return b[i+2:], false, nil
 				}
 				i++ // escaped NUL
 			}
 		}
 	}
-	return nil, keys.ErrMalformed
+	return nil, false, keys.ErrMalformed
 }
 
 // maxIndexedString is how many bytes of a string an index entry holds.

@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"hash/fnv"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/ebbdb/ebb/internal/keys"
 )
 
 // indexPolicy is a container's indexing policy, compiled: which value
@@ -15,14 +18,60 @@ type indexPolicy struct {
 	none bool
 	// all: every path is indexed (no rule excludes anything but system
 	// properties, which are never indexed); the walker skips matching.
-	all   bool
-	rules []indexRule
-	// canon is the canonical JSON of what decides the entries (mode and
-	// paths; not composite indexes, which Ebb keeps but does not build),
-	// and fp its hash: two policies with the same fp index the same
-	// entries.
+	all        bool
+	rules      []indexRule
+	composites []compositeIndex
+	// canon is the canonical JSON of what decides the entries (mode,
+	// paths and composite indexes), and fp its hash: two policies with
+	// the same fp index the same entries.
 	canon []byte
 	fp    uint64
+}
+
+// compositeIndex is one composite index: every document gets one entry
+// holding its values at all the paths, in order (undefined where a
+// document lacks one), each descending component stored complemented so
+// that the entries' key order is the index's sort order.
+type compositeIndex struct {
+	paths [][]pathSeg
+	desc  []bool
+	// name is the <path> element of its entries: "(/a,/b desc)", which
+	// no value path (always starting with "/") can be; prefix is its
+	// encoding, how its entries start.
+	name, prefix []byte
+	// itemXor is what the <pk> <id> of its entries is XORed with: 0xFF
+	// when the first component is descending, so that the documents of a
+	// tie come in descending key order when the entries are walked
+	// forwards, as they would from any other plan (query.OrderedSource).
+	itemXor byte
+}
+
+// itemXor returns what the <pk> <id> after entry e (<path> <value>...)
+// is XORed with in its key.
+func (p *indexPolicy) itemXor(e []byte) byte {
+	if len(e) == 0 || e[0] != '(' {
+		return 0
+	}
+	for i := range p.composites {
+		if bytes.HasPrefix(e, p.composites[i].prefix) {
+			return p.composites[i].itemXor
+		}
+	}
+	return 0
+}
+
+// appendEntryKey appends the index key of entry e of the item at <item>
+// (<pk> <id>) under policy p, after the index prefix.
+func (p *indexPolicy) appendEntryKey(dst, e, item []byte) []byte {
+	dst = append(dst, e...)
+	n := len(dst)
+	dst = append(dst, item...)
+	if x := p.itemXor(e); x != 0 {
+		for i := n; i < len(dst); i++ {
+			dst[i] ^= x
+		}
+	}
+	return dst
 }
 
 // indexRule is one included or excluded path.
@@ -149,8 +198,9 @@ func mustIndexPolicy(s string) *indexPolicy {
 // the index only decides how fast a query runs, never what it returns.
 // When neither path list names the root "/*", the root is included (the
 // service insists on it; an SDK leaving it out still means "the rest").
-// compositeIndexes, spatialIndexes and the other index kinds are kept in
-// the container body but not built.
+// compositeIndexes are built (composite entries, see index.go);
+// spatialIndexes and the other index kinds are kept in the container
+// body but not built.
 func parseIndexingPolicy(raw []byte) (*indexPolicy, error) {
 	if raw == nil || string(raw) == "null" {
 		return defaultIndexPolicy, nil
@@ -204,13 +254,15 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 			*list.canon = append(*list.canon, formatIndexRule(r))
 		}
 	}
-	for _, ci := range in.CompositeIndexes {
-		for _, cp := range ci {
-			if err := cp.check(); err != nil {
-				return nil, err
-			}
+	for _, spec := range in.CompositeIndexes {
+		ci, err := compileComposite(spec)
+		if err != nil {
+			return nil, err
 		}
+		p.composites = append(p.composites, ci)
 	}
+	slices.SortFunc(p.composites, func(a, b compositeIndex) int { return bytes.Compare(a.name, b.name) })
+	p.composites = slices.CompactFunc(p.composites, func(a, b compositeIndex) bool { return bytes.Equal(a.name, b.name) })
 	if !rootNamed {
 		p.rules = append(p.rules, indexRule{wild: true, include: true})
 		inc = append(inc, "/*")
@@ -232,13 +284,17 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 	inc, exc = slices.Compact(inc), slices.Compact(exc)
 	if p.none {
 		inc, exc = nil, nil
-		p.rules = nil
+		p.rules, p.composites = nil, nil
 	}
 	canon := struct {
-		Mode     string     `json:"indexingMode"`
-		Included []pathText `json:"includedPaths"`
-		Excluded []pathText `json:"excludedPaths"`
+		Mode       string            `json:"indexingMode"`
+		Included   []pathText        `json:"includedPaths"`
+		Excluded   []pathText        `json:"excludedPaths"`
+		Composites [][]compositePath `json:"compositeIndexes,omitempty"`
 	}{Mode: mode, Included: []pathText{}, Excluded: []pathText{}}
+	for _, ci := range p.composites {
+		canon.Composites = append(canon.Composites, ci.canonical())
+	}
 	for _, s := range inc {
 		canon.Included = append(canon.Included, pathText{s})
 	}
@@ -263,15 +319,66 @@ type compositePath struct {
 	Order string `json:"order"`
 }
 
-func (c compositePath) check() error {
-	if !strings.HasPrefix(c.Path, "/") {
-		return badRequest("The composite index path '%s' is invalid; it must start with '/'.", c.Path)
+// compileComposite checks one composite index of a policy and compiles it.
+func compileComposite(spec []compositePath) (compositeIndex, error) {
+	if len(spec) < 2 {
+		return compositeIndex{}, badRequest("A composite index must have at least two paths; this one has %d. For one path the range index of includedPaths serves ORDER BY.", len(spec))
 	}
+	ci := compositeIndex{name: []byte{'('}}
+	for i, cp := range spec {
+		segs, desc, err := cp.compile()
+		if err != nil {
+			return compositeIndex{}, err
+		}
+		ci.paths = append(ci.paths, segs)
+		ci.desc = append(ci.desc, desc)
+		if i > 0 {
+			ci.name = append(ci.name, ',')
+		}
+		ci.name = appendPath(ci.name, segs)
+		if desc {
+			ci.name = append(ci.name, " desc"...)
+		}
+	}
+	ci.name = append(ci.name, ')')
+	ci.prefix = keys.AppendBytes(nil, ci.name)
+	if ci.desc[0] {
+		ci.itemXor = 0xFF
+	}
+	return ci, nil
+}
+
+// compile parses a composite path: a property path without wildcards
+// ("/a", "/a/b", "/\"x y\"") and its order.
+func (c compositePath) compile() (segs []pathSeg, desc bool, err error) {
 	switch strings.ToLower(c.Order) {
-	case "", "ascending", "descending":
-		return nil
+	case "", "ascending":
+	case "descending":
+		desc = true
+	default:
+		return nil, false, badRequest("The composite index order '%s' is invalid; use 'ascending' or 'descending'.", c.Order)
 	}
-	return badRequest("The composite index order '%s' is invalid; use 'ascending' or 'descending'.", c.Order)
+	bad := badRequest("The composite index path '%s' is invalid; a composite path names one property, without wildcards or array steps, like /name or /address/city.", c.Path)
+	if !strings.HasPrefix(c.Path, "/") || strings.HasSuffix(c.Path, "/?") || strings.HasSuffix(c.Path, "/*") {
+		return nil, false, bad
+	}
+	r, err := parseIndexPath(c.Path + "/?")
+	if err != nil || slices.ContainsFunc(r.segs, func(s pathSeg) bool { return s.elem }) {
+		return nil, false, bad
+	}
+	return r.segs, desc, nil
+}
+
+// canonical renders ci as a policy's compositeIndexes entry.
+func (ci compositeIndex) canonical() []compositePath {
+	out := make([]compositePath, len(ci.paths))
+	for i, segs := range ci.paths {
+		out[i] = compositePath{Path: string(appendPath(nil, segs)), Order: "ascending"}
+		if ci.desc[i] {
+			out[i].Order = "descending"
+		}
+	}
+	return out
 }
 
 // parseIndexPath parses an included or excluded path: "/*", "/a/?",

@@ -83,7 +83,7 @@ func TestIndexPolicyFingerprint(t *testing.T) {
 	same := []string{
 		``,
 		`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`,
-		`{"indexingMode":"Consistent","automatic":false,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/_etag/?"}],"compositeIndexes":[[{"path":"/a","order":"ascending"},{"path":"/b","order":"descending"}]]}`,
+		`{"indexingMode":"Consistent","automatic":false,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/_etag/?"}],"compositeIndexes":[]}`,
 	}
 	var fp uint64
 	for i, s := range same {
@@ -110,6 +110,20 @@ func TestIndexPolicyFingerprint(t *testing.T) {
 	if other.fp == fp || none.fp == fp || other.fp == none.fp {
 		t.Error("different policies share a fingerprint")
 	}
+	// Composite indexes are part of what is indexed: written either way
+	// they give one fingerprint, and a different one than without them.
+	comp1, err := parseIndexingPolicy([]byte(`{"compositeIndexes":[[{"path":"/a"},{"path":"/b","order":"Descending"}],[{"path":"/c","order":"ascending"},{"path":"/\"d\"","order":"ascending"}]]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp2, _ := parseIndexingPolicy([]byte(`{"compositeIndexes":[[{"path":"/c"},{"path":"/d"}],[{"path":"/a","order":"ascending"},{"path":"/b","order":"descending"}],[{"path":"/c"},{"path":"/d"}]]}`))
+	flipped, _ := parseIndexingPolicy([]byte(`{"compositeIndexes":[[{"path":"/a"},{"path":"/b"}],[{"path":"/c"},{"path":"/d"}]]}`))
+	if comp1.fp != comp2.fp || comp1.fp == fp || flipped.fp == comp1.fp || len(comp1.composites) != 2 {
+		t.Errorf("composite fingerprints: %x %x %x (default %x); %s", comp1.fp, comp2.fp, flipped.fp, fp, comp1.canon)
+	}
+	if again, err := compilePolicy(comp1.canon); err != nil || again.fp != comp1.fp {
+		t.Errorf("canonical %s: %v", comp1.canon, err)
+	}
 }
 
 func TestIndexPolicyErrors(t *testing.T) {
@@ -122,8 +136,12 @@ func TestIndexPolicyErrors(t *testing.T) {
 		{`{"excludedPaths":[{"path":"/\"a/?"}]}`, `The indexing path '/"a/?' could not be accepted`},
 		{`{"excludedPaths":[{}]}`, `missing its "path"`},
 		{`{"includedPaths":"/*"}`, "The indexingPolicy is invalid"},
-		{`{"compositeIndexes":[[{"path":"a","order":"ascending"}]]}`, "The composite index path 'a' is invalid"},
-		{`{"compositeIndexes":[[{"path":"/a","order":"up"}]]}`, "The composite index order 'up' is invalid"},
+		{`{"compositeIndexes":[[{"path":"a","order":"ascending"},{"path":"/b"}]]}`, "The composite index path 'a' is invalid"},
+		{`{"compositeIndexes":[[{"path":"/a","order":"up"},{"path":"/b"}]]}`, "The composite index order 'up' is invalid"},
+		{`{"compositeIndexes":[[{"path":"/a"}]]}`, "A composite index must have at least two paths"},
+		{`{"compositeIndexes":[[{"path":"/a/*"},{"path":"/b"}]]}`, "The composite index path '/a/*' is invalid"},
+		{`{"compositeIndexes":[[{"path":"/a/?"},{"path":"/b"}]]}`, "The composite index path '/a/?' is invalid"},
+		{`{"compositeIndexes":[[{"path":"/a/[]/b"},{"path":"/b"}]]}`, "The composite index path '/a/[]/b' is invalid"},
 	} {
 		_, err := parseIndexingPolicy([]byte(tc.policy))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -47,10 +47,6 @@ import (
 // after the policy changed is refused with a 400 asking to restart,
 // since an index position means nothing to a scan.
 
-// idxToken marks a continuation token of an index plan; query tokens
-// start with their version byte (1).
-const idxToken = 'I'
-
 // errIndexChanged is returned by an indexSource whose index was rebuilt
 // or dropped since the plan was made.
 var errIndexChanged = errors.New("engine: the index changed during the query")
@@ -59,12 +55,52 @@ var errIndexChanged = errors.New("engine: the index changed during the query")
 type indexPlan struct {
 	hint   query.IndexHint
 	fp     uint64 // of the policy the index follows
-	base   []byte // the index prefix of the hint's path
+	base   []byte // the index prefix of the hint's path (or composite index)
 	ranges []keyRange
-	spec   string // the path as the index metrics name it: "/a/?"
+	// parts has one byte per <value> in an entry after base, each stored
+	// XORed with it: one 0 for a path, one per component for a composite
+	// index (0xFF where descending); itemXor is the <pk> <id>'s
+	// (compositeIndex.itemXor).
+	parts   []byte
+	itemXor byte
+	spec    string // the path as the index metrics name it: "/a/?"
+	// composite, for a composite index: its paths and orders as the
+	// index metrics name them ("/a ASC").
+	composite []string
+}
+
+// split cuts an entry key of the plan's index into its run and the item
+// (<pk> <id>). The run is the <value>s up to the first one that does not
+// decide its place in the sort order (skipValueX), inclusive, since the
+// ones after it order nothing across entries; exact says there is no
+// such value.
+func (ip *indexPlan) split(k []byte) (run, item []byte, exact bool, err error) {
+	rest := k[len(ip.base):]
+	runEnd := -1
+	for _, x := range ip.parts {
+		var ex bool
+		if rest, ex, err = skipValueX(rest, x); err != nil {
+			return nil, nil, false, err
+		}
+		if !ex && runEnd < 0 {
+			runEnd = len(k) - len(rest)
+		}
+	}
+	if runEnd < 0 {
+		return k[len(ip.base) : len(k)-len(rest)], rest, true, nil
+	}
+	return k[len(ip.base):runEnd], rest, false, nil
 }
 
 type keyRange struct{ start, end []byte }
+
+// xorBytes appends b XORed with x to dst.
+func xorBytes(dst, b []byte, x byte) []byte {
+	for _, c := range b {
+		dst = append(dst, c^x)
+	}
+	return dst
+}
 
 // hintRank orders hints by expected selectivity, lower first.
 func hintRank(h query.IndexHint) int {
@@ -187,7 +223,7 @@ func kindRange(k query.Kind) (lo, hi byte) {
 func newIndexPlan(rid [8]byte, h query.IndexHint, fp uint64, scope []byte) *indexPlan {
 	segs := hintPath(h)
 	base := indexPathPrefix(rid, segs)
-	ip := &indexPlan{hint: h, fp: fp, base: base, spec: formatIndexRule(indexRule{segs: segs})}
+	ip := &indexPlan{hint: h, fp: fp, base: base, parts: []byte{0}, spec: formatIndexRule(indexRule{segs: segs})}
 	with := func(tail ...byte) []byte { return append(slices.Clip(base), tail...) }
 	exact := func(v query.Value) keyRange {
 		k := appendIndexScalar(slices.Clip(base), v)
@@ -256,6 +292,9 @@ type indexSource struct {
 	// request is limited to; nil for all.
 	scope []byte
 	now   int64
+	// docKeys: Scan yields each document's key, not its entry's, so
+	// that a sorting plan breaks ties as a scan does (query.Plan.Sorted).
+	docKeys bool
 	// Filled by Scan, for the query metrics.
 	lookup, load time.Duration
 }
@@ -264,24 +303,11 @@ func (s *indexSource) Scan(after []byte, yield func(key, doc []byte) bool) error
 	if after != nil && !bytes.HasPrefix(after, s.ip.base) {
 		return query.ErrBadContinuation
 	}
-	clk := s.e.real
-	t0 := clk.Elapsed()
-	var inYield, loading time.Duration
-	defer func() {
-		total := clk.Elapsed() - t0
-		s.load += loading
-		s.lookup += total - inYield - loading
-	}()
-	return s.e.store.View(s.ctx, func(r storage.Reader) error {
-		st, found, err := readIndexState(r, s.c.rid)
-		if err != nil {
-			return err
-		}
-		if !found || st.building || st.fp != s.ip.fp {
-			return errIndexChanged
-		}
-		docKey := collPrefix(spaceDoc, s.c.rid)
-		nDoc := len(docKey)
+	yieldKey := func(e *walkEntry) bool { return yield(e.key, e.doc) }
+	if s.docKeys {
+		yieldKey = func(e *walkEntry) bool { return yield(e.docKey, e.doc) }
+	}
+	return s.view(func(r storage.Reader, t *walkTimes) error {
 		for _, kr := range s.ip.ranges {
 			start := kr.start
 			if after != nil {
@@ -292,7 +318,7 @@ func (s *indexSource) Scan(after []byte, yield func(key, doc []byte) bool) error
 					start = next
 				}
 			}
-			stop, err := s.scanRange(r, start, kr.end, docKey[:nDoc], &inYield, &loading, yield)
+			stop, err := s.walk(r, start, kr.end, false, t, yieldKey)
 			if err != nil || stop {
 				return err
 			}
@@ -301,27 +327,70 @@ func (s *indexSource) Scan(after []byte, yield func(key, doc []byte) bool) error
 	})
 }
 
-// scanRange yields the items of the entries in [start, end); stop
-// reports that yield asked to stop.
-func (s *indexSource) scanRange(r storage.Reader, start, end, docKey []byte, inYield, loading *time.Duration, yield func(key, doc []byte) bool) (stop bool, err error) {
+// walkTimes accumulates, during a view, the time spent in yield and in
+// loading documents.
+type walkTimes struct{ inYield, loading time.Duration }
+
+// view runs fn in a snapshot whose index state is still the one the
+// plan was made for, and adds the time outside yield to the source's
+// lookup and load times.
+func (s *indexSource) view(fn func(r storage.Reader, t *walkTimes) error) error {
 	clk := s.e.real
-	it := r.Scan(start, end, false)
+	t0 := clk.Elapsed()
+	var t walkTimes
+	defer func() {
+		total := clk.Elapsed() - t0
+		s.load += t.loading
+		s.lookup += total - t.inYield - t.loading
+	}()
+	return s.e.store.View(s.ctx, func(r storage.Reader) error {
+		st, found, err := readIndexState(r, s.c.rid)
+		if err != nil {
+			return err
+		}
+		if !found || st.building || st.fp != s.ip.fp {
+			return errIndexChanged
+		}
+		return fn(r, &t)
+	})
+}
+
+// walkEntry is an index entry and its item, as walk yields them; all
+// valid only during the yield.
+type walkEntry struct {
+	key    []byte // the entry's
+	run    []byte // indexPlan.split's
+	exact  bool
+	docKey []byte
+	doc    []byte // the item's document
+}
+
+// walk yields the visible items of the entries in [start, end),
+// backwards if reverse; stop reports that yield asked to stop.
+func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t *walkTimes, yield func(*walkEntry) bool) (stop bool, err error) {
+	clk := s.e.real
+	docKey := collPrefix(spaceDoc, s.c.rid)
+	nDoc := len(docKey)
+	var itemBuf []byte
+	it := r.Scan(start, end, reverse)
 	defer it.Close()
-	nBase := len(s.ip.base)
 	for it.Next() {
 		k := it.Key()
-		item, err := skipIndexValue(k[nBase:])
+		run, item, exact, err := s.ip.split(k)
 		if err != nil {
 			return false, err
+		}
+		if s.ip.itemXor != 0 {
+			item = xorBytes(itemBuf[:0], item, s.ip.itemXor)
+			itemBuf = item
 		}
 		if s.scope != nil && !bytes.HasPrefix(item, s.scope) {
 			continue
 		}
-		docKey = append(docKey, item...)
-		t := clk.Elapsed()
+		docKey = append(docKey[:nDoc], item...)
+		t0 := clk.Elapsed()
 		v, err := r.Get(docKey)
-		*loading += clk.Elapsed() - t
-		docKey = docKey[:len(docKey)-len(item)]
+		t.loading += clk.Elapsed() - t0
 		if errors.Is(err, storage.ErrNotFound) {
 			continue // cannot happen while the index is consistent
 		}
@@ -335,9 +404,9 @@ func (s *indexSource) scanRange(r storage.Reader, start, end, docKey []byte, inY
 		if !s.c.visible(h, s.now) {
 			continue
 		}
-		t = clk.Elapsed()
-		more := yield(k, doc)
-		*inYield += clk.Elapsed() - t
+		t0 = clk.Elapsed()
+		more := yield(&walkEntry{key: k, run: run, exact: exact, docKey: docKey, doc: doc})
+		t.inYield += clk.Elapsed() - t0
 		if !more {
 			return true, nil
 		}
@@ -355,79 +424,113 @@ func (e *Engine) indexSourceFor(ctx context.Context, plan *query.Plan, ds *docSo
 	if len(hints) == 0 {
 		return nil, nil, nil
 	}
-	c := ds.c
-	v, err := e.store.Get(ctx, indexStateKey(c.rid))
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := decodeIndexState(v)
-	if err != nil || st.building || (fp != 0 && st.fp != fp) {
-		return nil, nil, err
-	}
-	pol, err := st.compiled(c)
-	if err != nil {
+	st, pol, err := e.readyIndex(ctx, ds.c, fp)
+	if pol == nil {
 		return nil, nil, err
 	}
 	h, potential := chooseIndex(hints, pol)
 	if h == nil {
 		return nil, potential, nil
 	}
-	ix = &indexSource{e: e, c: c, ctx: ctx, now: ds.now}
-	if scope := ds.prefix[len(collPrefix(spaceDoc, c.rid)):]; len(scope) > 0 {
-		ix.scope = scope
-	}
-	ix.ip = newIndexPlan(c.rid, *h, st.fp, ix.scope)
+	ix = e.newIndexSource(ctx, ds)
+	ix.ip = newIndexPlan(ds.c.rid, *h, st.fp, ix.scope)
+	ix.docKeys = plan.Sorted()
 	return ix, potential, nil
 }
 
+// readyIndex returns container c's index state and policy when its index
+// is ready (and, if fp is non-zero, follows policy fp); pol is nil when
+// no index can serve a query now.
+func (e *Engine) readyIndex(ctx context.Context, c *container, fp uint64) (st indexState, pol *indexPolicy, err error) {
+	v, err := e.store.Get(ctx, indexStateKey(c.rid))
+	if errors.Is(err, storage.ErrNotFound) {
+		return st, nil, nil
+	}
+	if err != nil {
+		return st, nil, err
+	}
+	st, err = decodeIndexState(v)
+	if err != nil || st.building || (fp != 0 && st.fp != fp) {
+		return st, nil, err
+	}
+	pol, err = st.compiled(c)
+	return st, pol, err
+}
+
+// newIndexSource returns an index source over ds's scope, without a plan.
+func (e *Engine) newIndexSource(ctx context.Context, ds *docSource) *indexSource {
+	ix := &indexSource{e: e, c: ds.c, ctx: ctx, now: ds.now}
+	if scope := ds.prefix[len(collPrefix(spaceDoc, ds.c.rid)):]; len(scope) > 0 {
+		ix.scope = scope
+	}
+	return ix
+}
+
+// Continuation tokens of index plans start with a marker and the policy
+// fingerprint; query tokens start with their version byte (1).
+const (
+	idxToken     = 'I' // a filter plan (indexSource)
+	orderedToken = 'O' // an ORDER BY plan (orderedSource)
+)
+
 // splitToken decodes a continuation header into the query token and, for
-// an index plan's token, the policy fingerprint it was issued under.
-func splitToken(cont string) (tok []byte, fp uint64, isIndex bool, err error) {
+// an index plan's token, its marker and the policy fingerprint it was
+// issued under (kind 0 for a scan's token or none).
+func splitToken(cont string) (tok []byte, kind byte, fp uint64, err error) {
 	if cont == "" {
-		return nil, 0, false, nil
+		return nil, 0, 0, nil
 	}
 	raw, err := decodeToken(cont)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, 0, 0, err
 	}
-	if len(raw) > 0 && raw[0] == idxToken {
+	if len(raw) > 0 && (raw[0] == idxToken || raw[0] == orderedToken) {
 		if len(raw) < 9 {
-			return nil, 0, false, queryError(query.ErrBadContinuation)
+			return nil, 0, 0, queryError(query.ErrBadContinuation)
 		}
-		return raw[9:], binary.BigEndian.Uint64(raw[1:9]), true, nil
+		return raw[9:], raw[0], binary.BigEndian.Uint64(raw[1:9]), nil
 	}
-	return raw, 0, false, nil
+	return raw, 0, 0, nil
 }
 
 // indexTokenPrefix is what an index plan's query token is wrapped in.
-func indexTokenPrefix(fp uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{idxToken}, fp)
+func indexTokenPrefix(kind byte, fp uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{kind}, fp)
 }
 
 // indexUtilization renders x-ms-cosmos-index-utilization: URL-encoded
 // JSON in the service's shape, naming the index used (if any) and the
 // indexes that would serve the query's filters but the policy leaves
 // out.
-func indexUtilization(used string, potential []string) string {
+func indexUtilization(used *indexPlan, potential []string) string {
 	var b strings.Builder
-	b.WriteString(`{"UtilizedSingleIndexes":[`)
-	if used != "" {
+	single := func(spec string) {
 		b.WriteString(`{"FilterExpression":"","IndexSpec":`)
-		b.Write(appendQuoted(nil, used))
+		b.Write(appendQuoted(nil, spec))
 		b.WriteString(`,"FilterPreciseSet":true,"IndexPreciseSet":true,"IndexImpactScore":"High"}`)
+	}
+	b.WriteString(`{"UtilizedSingleIndexes":[`)
+	if used != nil && used.composite == nil {
+		single(used.spec)
 	}
 	b.WriteString(`],"PotentialSingleIndexes":[`)
 	for i, p := range potential {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"FilterExpression":"","IndexSpec":`)
-		b.Write(appendQuoted(nil, p))
-		b.WriteString(`,"FilterPreciseSet":true,"IndexPreciseSet":true,"IndexImpactScore":"High"}`)
+		single(p)
 	}
-	b.WriteString(`],"UtilizedCompositeIndexes":[],"PotentialCompositeIndexes":[]}`)
+	b.WriteString(`],"UtilizedCompositeIndexes":[`)
+	if used != nil && used.composite != nil {
+		b.WriteString(`{"IndexSpecs":[`)
+		for i, p := range used.composite {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(appendQuoted(nil, p))
+		}
+		b.WriteString(`],"IndexPreciseSet":true,"IndexImpactScore":"High"}`)
+	}
+	b.WriteString(`],"PotentialCompositeIndexes":[]}`)
 	return url.QueryEscape(b.String())
 }

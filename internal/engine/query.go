@@ -180,37 +180,67 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 }
 
 // pageItems runs one page of an items query over an index when one
-// serves it (indexquery.go), else over src. A continuation resumes the
+// serves it: reading in ORDER BY order (indexorder.go), or narrowing a
+// filter (indexquery.go); else over src. A continuation resumes the
 // access path that issued it.
 func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
-	tok, fp, isIndex, err := splitToken(req.Continuation)
+	tok, kind, fp, err := splitToken(req.Continuation)
 	if err != nil {
 		return QueryResult{}, err
 	}
-	var potential []string
-	if isIndex || tok == nil {
-		var ix *indexSource
-		ix, potential, err = e.indexSourceFor(ctx, plan, src, fp)
-		if err != nil {
-			return QueryResult{}, err
+	// try runs the page over an index source, if there is one; done is
+	// false when the page is still to run.
+	try := func(ix indexed, ixErr error, kind byte) (res QueryResult, done bool, err error) {
+		if ixErr != nil {
+			return QueryResult{}, true, ixErr
 		}
-		if ix == nil && isIndex {
-			return QueryResult{}, errIndexContinuation
-		}
-		if ix != nil {
-			res, err := e.runPage(plan, ix, src.c, req.MaxItemCount, tok, indexTokenPrefix(ix.ip.fp), nil)
-			switch {
-			case errors.Is(err, errIndexChanged) && isIndex:
-				return QueryResult{}, errIndexContinuation
-			case errors.Is(err, errIndexChanged):
-				// Rebuilt between planning and reading: scan instead.
-			default:
-				return res, err
+		if ix == nil {
+			if tok != nil {
+				return QueryResult{}, true, errIndexContinuation
 			}
+			return QueryResult{}, false, nil
+		}
+		res, err = e.runPage(plan, ix, src.c, req.MaxItemCount, tok, indexTokenPrefix(kind, ix.index().ip.fp), nil)
+		switch {
+		case errors.Is(err, errIndexChanged) && tok != nil:
+			return QueryResult{}, true, errIndexContinuation
+		case errors.Is(err, errIndexChanged):
+			return QueryResult{}, false, nil // rebuilt between planning and reading: plan again
+		}
+		return res, true, err
+	}
+	if kind == orderedToken || tok == nil {
+		os, err := e.orderedSourceFor(ctx, plan, src, fp)
+		var ix indexed
+		if os != nil {
+			ix = os
+		}
+		if res, done, err := try(ix, err, orderedToken); done {
+			return res, err
+		}
+	}
+	var potential []string
+	if kind == idxToken || tok == nil {
+		var fs *indexSource
+		fs, potential, err = e.indexSourceFor(ctx, plan, src, fp)
+		var ix indexed
+		if fs != nil {
+			ix = fs
+		}
+		if res, done, err := try(ix, err, idxToken); done {
+			return res, err
 		}
 	}
 	return e.runPage(plan, src, src.c, req.MaxItemCount, tok, nil, potential)
 }
+
+// indexed is a query source that walks an index.
+type indexed interface {
+	query.Source
+	index() *indexSource
+}
+
+func (s *indexSource) index() *indexSource { return s }
 
 // errIndexContinuation refuses an index plan's continuation after the
 // index it walked was rebuilt or dropped.
@@ -273,15 +303,15 @@ func (e *Engine) runPage(plan *query.Plan, src query.Source, c *container, maxIt
 	st := page.Stats
 	res.Charge = chargeQuery(int(st.RetrievedDocumentCount), int(st.RetrievedDocumentSize), int(st.OutputDocumentSize))
 	var ix *indexSource
-	if s, ok := src.(*indexSource); ok {
-		ix = s
+	if s, ok := src.(indexed); ok {
+		ix = s.index()
 	}
 	res.Metrics = queryMetrics(st, ix)
 	switch {
 	case ix != nil:
-		res.IndexMetrics = indexUtilization(ix.ip.spec, nil)
+		res.IndexMetrics = indexUtilization(ix.ip, nil)
 	case len(potential) > 0:
-		res.IndexMetrics = indexUtilization("", potential)
+		res.IndexMetrics = indexUtilization(nil, potential)
 	default:
 		res.IndexMetrics = indexMetrics
 	}
@@ -311,7 +341,7 @@ func queryMetrics(st query.Stats, ix *indexSource) string {
 
 // indexMetrics is x-ms-cosmos-index-utilization of a page no index
 // served.
-var indexMetrics = indexUtilization("", nil)
+var indexMetrics = indexUtilization(nil, nil)
 
 // QueryPlan answers the JS SDK's query plan request with the query's
 // PartitionedQueryExecutionInfo.

@@ -68,3 +68,61 @@ type Stats struct {
 // ErrBadContinuation is returned (possibly wrapped) for a continuation
 // token that is malformed or belongs to another query or parameter set.
 var ErrBadContinuation = errors.New("query: invalid continuation token")
+
+// OrderedSource is a Source that can also yield the documents of an ORDER
+// BY query in (nearly) the query's order, as an index holds them. The
+// executor uses ScanOrdered instead of Scan for a plan in ORDER BY mode,
+// and reads only as far as the page needs.
+//
+// ScanOrdered yields documents in runs, each named by run (a byte string
+// that changes exactly when a run ends). Runs come in sort order: every
+// row of a document in one run sorts before every row of a document in
+// a later run. Within a run documents come in no particular order unless
+// sorted is true; then they come in the order the executor breaks ties,
+// by storage key, descending if Descending reports so (the source then
+// walks its keys backwards), which the source can promise only when the
+// run's documents all have equal sort keys. after, if not nil, is the storage key of the last row of the
+// previous page: the source may skip the runs before its run and, in a
+// sorted run, the documents before it (never that document itself). A
+// key the source cannot have issued is ErrBadContinuation.
+type OrderedSource interface {
+	Source
+	ScanOrdered(after []byte, yield func(run []byte, sorted bool, key, doc []byte) bool) error
+	Descending() bool
+}
+
+// Sorted reports whether the plan sorts its rows (ORDER BY, without
+// aggregates or DISTINCT): a Source then serves it best by yielding each
+// document's own storage key, which breaks ties between rows the same
+// way whatever the access path.
+func (p *Plan) Sorted() bool { return p.mode == modeOrderBy }
+
+// OrderKey is one ORDER BY key that is a property path from the document
+// root (c.a.b, c["x y"]).
+type OrderKey struct {
+	Path []string
+	Desc bool
+}
+
+// OrderKeys returns the ORDER BY keys of a plan that sorts documents
+// (modeOrderBy) by property paths of the document only; ok is false for
+// any other plan, which no index can order.
+func (p *Plan) OrderKeys() (keys []OrderKey, ok bool) {
+	s := p.q.stmt
+	if p.mode != modeOrderBy || len(s.From) == 0 || s.From[0].In {
+		return nil, false
+	}
+	root := s.From[0]
+	if id, isIdent := root.Expr.(*IdentExpr); !isIdent || id.slot != rootSlot {
+		return nil, false
+	}
+	hc := hintCtx{c: &evalCtx{params: p.params}, slot: root.slot}
+	for _, o := range s.OrderBy {
+		path, isPath := hc.path(o.Expr)
+		if !isPath {
+			return nil, false
+		}
+		keys = append(keys, OrderKey{Path: path, Desc: o.Desc})
+	}
+	return keys, true
+}

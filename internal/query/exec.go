@@ -25,6 +25,8 @@ type executor struct {
 	outSize int64
 
 	needDoc bool // documents must be parsed (not just copied)
+	// tieDesc: ORDER BY ties are broken by descending storage key.
+	tieDesc bool
 	err     error
 }
 
@@ -247,7 +249,9 @@ func (ex *executor) stream(src Source, cur *cursor, pageSize int) (*cursor, erro
 }
 
 // position orders the rows of an ORDER BY query totally: by sort keys,
-// then storage key, then the row's index within its document.
+// then storage key (descending when the first sort key is, or when an
+// ordered source walks its keys backwards: tieDesc), then the row's
+// index within its document.
 type position struct {
 	keys []Value
 	key  []byte
@@ -259,6 +263,9 @@ func (ex *executor) cmpPos(a, b *position) int {
 		return r
 	}
 	if r := bytes.Compare(a.key, b.key); r != 0 {
+		if ex.tieDesc {
+			return -r
+		}
 		return r
 	}
 	return cmpInt(a.idx, b.idx)
@@ -315,8 +322,9 @@ func (t *topK) push(e *heapEntry) {
 	}
 }
 
-// orderBy runs an ORDER BY query: each page scans the source once (more
-// for large OFFSETs), keeping only the rows it needs in a bounded heap.
+// orderBy runs an ORDER BY query: each page reads an ordered source up to
+// the rows it needs, or scans any other source once (more for large
+// OFFSETs), keeping only the rows it needs in a bounded heap.
 func (ex *executor) orderBy(src Source, cur *cursor, pageSize int) (*cursor, error) {
 	p := ex.p
 	need := pageSize
@@ -329,10 +337,11 @@ func (ex *executor) orderBy(src Source, cur *cursor, pageSize int) (*cursor, err
 		return nil, nil
 	}
 	last, hasLast := cur.last, cur.hasLast
+	topK := ex.topKOf(src)
 	// Skip OFFSET rows in passes of at most offsetChunk rows.
 	for skip := cur.skipLeft; skip > 0; {
 		k := min(skip, offsetChunk)
-		h, err := ex.scanTopK(src, k, &last, hasLast, false)
+		h, err := topK(k, &last, hasLast, false)
 		if err != nil {
 			return nil, err
 		}
@@ -342,7 +351,7 @@ func (ex *executor) orderBy(src Source, cur *cursor, pageSize int) (*cursor, err
 		last, hasLast = h[len(h)-1].pos, true
 		skip -= k
 	}
-	h, err := ex.scanTopK(src, need+1, &last, hasLast, true)
+	h, err := topK(need+1, &last, hasLast, true)
 	if err != nil {
 		return nil, err
 	}
@@ -357,57 +366,100 @@ func (ex *executor) orderBy(src Source, cur *cursor, pageSize int) (*cursor, err
 	return &cursor{emitted: emitted, hasLast: true, last: h[n-1].pos}, nil
 }
 
-// scanTopK scans the whole source and returns, in order, the k smallest
-// rows strictly after last (if hasLast). With project, each kept row
-// carries its output bytes.
-func (ex *executor) scanTopK(src Source, k int, last *position, hasLast bool, project bool) ([]*heapEntry, error) {
+// topKFunc returns the k smallest rows strictly after last (if hasLast),
+// in order; with project, each row carries its output bytes.
+type topKFunc func(k int, last *position, hasLast bool, project bool) ([]*heapEntry, error)
+
+// topKOf returns how src finds the next rows: by reading it in order when
+// it is an OrderedSource, else by scanning it whole.
+func (ex *executor) topKOf(src Source) topKFunc {
 	ex.needDoc = true // ORDER BY evaluates keys even for SELECT *
-	t := &topK{k: k, cmp: func(a, b *heapEntry) int { return ex.cmpPos(&a.pos, &b.pos) }}
-	var (
-		key, doc []byte
-		rowIdx   int
-		pos      = position{keys: make([]Value, len(ex.s.OrderBy))}
-		scratch  []byte
-	)
-	fn := func() bool {
-		idx := rowIdx
-		rowIdx++
-		for i, o := range ex.s.OrderBy {
-			pos.keys[i] = ex.c.eval(o.Expr)
+	ex.tieDesc = ex.s.OrderBy[0].Desc
+	if os, ok := src.(OrderedSource); ok {
+		ex.tieDesc = os.Descending()
+		return func(k int, last *position, hasLast bool, project bool) ([]*heapEntry, error) {
+			return ex.orderedTopK(os, k, last, hasLast, project)
 		}
-		pos.key, pos.idx = key, idx
-		if hasLast && ex.cmpPos(&pos, last) <= 0 {
-			return true
-		}
-		if !t.wants(&pos, ex.cmpPos) {
-			return true
-		}
-		e := &heapEntry{pos: position{keys: slices.Clone(pos.keys), key: append([]byte(nil), key...), idx: idx}}
-		if ex.s.rawStar {
-			if project {
-				e.row = append([]byte(nil), doc...)
-			}
-		} else {
-			v, ok := ex.projectRow()
-			if !ok {
-				return true // SELECT VALUE undefined: not a row at all
-			}
-			if project {
-				scratch = v.AppendJSON(scratch[:0])
-				e.row = append([]byte(nil), scratch...)
-			}
-		}
-		t.push(e)
+	}
+	return func(k int, last *position, hasLast bool, project bool) ([]*heapEntry, error) {
+		return ex.scanTopK(src, k, last, hasLast, project)
+	}
+}
+
+// rowSorter turns the rows of documents into positioned heap entries:
+// bind evaluates the rows of one document and hands each row after last
+// that wants accepts to add.
+type rowSorter struct {
+	ex      *executor
+	last    *position
+	hasLast bool
+	project bool
+	wants   func(*position) bool
+	add     func(*heapEntry)
+
+	key, doc []byte
+	rowIdx   int
+	pos      position
+	scratch  []byte
+}
+
+func (ex *executor) newRowSorter(last *position, hasLast, project bool) *rowSorter {
+	return &rowSorter{ex: ex, last: last, hasLast: hasLast, project: project,
+		pos: position{keys: make([]Value, len(ex.s.OrderBy))}}
+}
+
+// bind evaluates the rows of one document; false means the document is
+// not valid JSON (ex.err says why).
+func (rs *rowSorter) bind(key, doc []byte) bool {
+	if !rs.ex.bindDoc(key, doc) {
+		return false
+	}
+	rs.key, rs.doc, rs.rowIdx = key, doc, 0
+	rs.ex.c.forEachRow(rs.ex.s, 0, rs.row)
+	return true
+}
+
+func (rs *rowSorter) row() bool {
+	ex := rs.ex
+	idx := rs.rowIdx
+	rs.rowIdx++
+	for i, o := range ex.s.OrderBy {
+		rs.pos.keys[i] = ex.c.eval(o.Expr)
+	}
+	rs.pos.key, rs.pos.idx = rs.key, idx
+	if rs.hasLast && ex.cmpPos(&rs.pos, rs.last) <= 0 {
 		return true
 	}
-	err := src.Scan(nil, func(k, d []byte) bool {
-		if !ex.bindDoc(k, d) {
-			return false
-		}
-		key, doc, rowIdx = k, d, 0
-		ex.c.forEachRow(ex.s, 0, fn)
+	if !rs.wants(&rs.pos) {
 		return true
-	})
+	}
+	e := &heapEntry{pos: position{keys: slices.Clone(rs.pos.keys), key: append([]byte(nil), rs.key...), idx: idx}}
+	if ex.s.rawStar {
+		if rs.project {
+			e.row = append([]byte(nil), rs.doc...)
+		}
+	} else {
+		v, ok := ex.projectRow()
+		if !ok {
+			return true // SELECT VALUE undefined: not a row at all
+		}
+		if rs.project {
+			rs.scratch = v.AppendJSON(rs.scratch[:0])
+			e.row = append([]byte(nil), rs.scratch...)
+		}
+	}
+	rs.add(e)
+	return true
+}
+
+// scanTopK scans the whole source and returns, in order, the k smallest
+// rows strictly after last (if hasLast).
+func (ex *executor) scanTopK(src Source, k int, last *position, hasLast bool, project bool) ([]*heapEntry, error) {
+	t := &topK{k: k, cmp: func(a, b *heapEntry) int { return ex.cmpPos(&a.pos, &b.pos) }}
+	rs := ex.newRowSorter(last, hasLast, project)
+	rs.wants = func(pos *position) bool { return t.wants(pos, ex.cmpPos) }
+	rs.add = t.push
+	err := src.Scan(nil, func(k, d []byte) bool { return rs.bind(k, d) })
 	if ex.err != nil {
 		return nil, ex.err
 	}
@@ -416,6 +468,61 @@ func (ex *executor) scanTopK(src Source, k int, last *position, hasLast bool, pr
 	}
 	slices.SortFunc(t.h, t.cmp)
 	return t.h, nil
+}
+
+// orderedTopK returns, in order, the k smallest rows strictly after last
+// (if hasLast), reading src in its order only until it has them: the
+// rows of a sorted run are final as they come; those of an unsorted run
+// go through a heap of at most k entries, final when the run ends.
+func (ex *executor) orderedTopK(src OrderedSource, k int, last *position, hasLast bool, project bool) ([]*heapEntry, error) {
+	out := make([]*heapEntry, 0, min(k, 1024))
+	t := &topK{cmp: func(a, b *heapEntry) int { return ex.cmpPos(&a.pos, &b.pos) }}
+	// endRun moves the rows of the run just read to out.
+	endRun := func() {
+		slices.SortFunc(t.h, t.cmp)
+		out = append(out, t.h[:min(len(t.h), k-len(out))]...)
+		t.h = t.h[:0]
+	}
+	var run []byte
+	started, sorted := false, false
+	rs := ex.newRowSorter(last, hasLast, project)
+	rs.wants = func(pos *position) bool {
+		if sorted {
+			return len(out) < k
+		}
+		return t.wants(pos, ex.cmpPos)
+	}
+	rs.add = func(e *heapEntry) {
+		if sorted {
+			out = append(out, e)
+		} else {
+			t.push(e)
+		}
+	}
+	var after []byte
+	if hasLast {
+		after = last.key
+	}
+	err := src.ScanOrdered(after, func(r []byte, s bool, key, doc []byte) bool {
+		if !started || !bytes.Equal(r, run) {
+			endRun()
+			if len(out) >= k {
+				return false
+			}
+			started, sorted = true, s
+			run = append(run[:0], r...)
+			t.k = k - len(out)
+		}
+		return rs.bind(key, doc) && len(out) < k
+	})
+	if ex.err != nil {
+		return nil, ex.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("query: scan: %w", err)
+	}
+	endRun()
+	return out, nil
 }
 
 // materialized computes the whole result (aggregates, GROUP BY, DISTINCT,

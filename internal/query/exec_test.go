@@ -187,7 +187,7 @@ func TestOrderByPaging(t *testing.T) {
 		want        string
 	}{
 		{"type order ascending, undefined first, ties by key", "SELECT VALUE c.id FROM c ORDER BY c.x", "d e k i b g a c l f h j"},
-		{"descending", "SELECT VALUE c.id FROM c ORDER BY c.x DESC", "j h f a c l b g i k e d"},
+		{"descending, ties by key descending", "SELECT VALUE c.id FROM c ORDER BY c.x DESC", "j h f l c a g b i k e d"},
 		{"two keys", "SELECT VALUE c.id FROM c ORDER BY c.x, c.y DESC", "d e k i b g a l c f h j"},
 		{"two keys mixed", "SELECT VALUE c.id FROM c ORDER BY c.y, c.x DESC", "c a l j h f i k e d b g"},
 		{"string keys", "SELECT VALUE c.id FROM c ORDER BY c.id DESC", "l k j i h g f e d c b a"},

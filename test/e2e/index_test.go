@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -17,8 +18,18 @@ import (
 // in its index metrics.
 func indexUse(t *testing.T, e *env, c *azcosmos.ContainerClient, q string, params ...azcosmos.QueryParameter) ([]string, bool) {
 	t.Helper()
+	ids, all := indexedIDs(t, e, c, q, 7, params...)
+	slices.Sort(ids)
+	return ids, all
+}
+
+// indexedIDs runs q across partitions in pages of pageSize and returns
+// the ids of its rows in order, and whether an index (single or
+// composite) served every page.
+func indexedIDs(t *testing.T, e *env, c *azcosmos.ContainerClient, q string, pageSize int32, params ...azcosmos.QueryParameter) ([]string, bool) {
+	t.Helper()
 	pager := c.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{
-		PageSizeHint: 7, PopulateIndexMetrics: true, QueryParameters: params,
+		PageSizeHint: pageSize, PopulateIndexMetrics: true, QueryParameters: params,
 	})
 	var ids []string
 	all := true
@@ -34,15 +45,112 @@ func indexUse(t *testing.T, e *env, c *azcosmos.ContainerClient, q string, param
 		if err != nil {
 			t.Fatalf("index metrics %q: %v", *page.IndexMetrics, err)
 		}
-		if !strings.Contains(m, `"UtilizedSingleIndexes":[{`) {
+		if !strings.Contains(m, `"UtilizedSingleIndexes":[{`) && !strings.Contains(m, `"UtilizedCompositeIndexes":[{`) {
 			all = false
 		}
 		for _, it := range page.Items {
 			ids = append(ids, decode(t, it)["id"].(string))
 		}
 	}
-	slices.Sort(ids)
 	return ids, all
+}
+
+// TestIndexedOrderBy reads ORDER BY queries in order from the range and
+// composite indexes through the SDK's pager, in small pages, with items
+// lacking the sort paths (first when ascending, last when descending)
+// and ties broken the same way whatever serves the query.
+func TestIndexedOrderBy(t *testing.T) {
+	e := start(t)
+	props := pkProps("orderby", "/pk")
+	props.IndexingPolicy = &azcosmos.IndexingPolicy{IndexingMode: azcosmos.IndexingModeConsistent, Automatic: true,
+		IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}},
+		CompositeIndexes: [][]azcosmos.CompositeIndex{{
+			{Path: "/city", Order: azcosmos.CompositeIndexAscending},
+			{Path: "/age", Order: azcosmos.CompositeIndexDescending},
+		}}}
+	c := e.container(t, props)
+	type item struct {
+		ID   string `json:"id"`
+		PK   string `json:"pk"`
+		City string `json:"city,omitempty"`
+		Age  *int   `json:"age,omitempty"`
+	}
+	cities := []string{"Oslo", "Lima", "Kyiv", "Pune"}
+	var items []item
+	for i := 0; i < 60; i++ {
+		it := item{ID: fmt.Sprintf("i%02d", i), PK: fmt.Sprintf("p%d", i%5)}
+		if i%10 != 3 {
+			it.City = cities[i%4]
+		}
+		if i%10 != 7 {
+			age := i % 13
+			it.Age = &age
+		}
+		items = append(items, it)
+		if _, err := c.CreateItem(e.ctx, azcosmos.NewPartitionKeyString(it.PK), mustJSON(t, it), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// want sorts the items by city then age (undefined first, in either
+	// direction), ties by (pk, id) the way the first key goes.
+	want := func(cityDesc, ageDesc bool, withAge bool) []string {
+		s := slices.Clone(items)
+		dir := func(r int, desc bool) int {
+			if desc {
+				return -r
+			}
+			return r
+		}
+		slices.SortFunc(s, func(a, b item) int {
+			if r := cmp.Compare(a.City, b.City); r != 0 { // "" (undefined) first
+				return dir(r, cityDesc)
+			}
+			if withAge {
+				ag, bg := -1, -1
+				if a.Age != nil {
+					ag = *a.Age
+				}
+				if b.Age != nil {
+					bg = *b.Age
+				}
+				if r := cmp.Compare(ag, bg); r != 0 {
+					return dir(r, ageDesc)
+				}
+			}
+			return dir(cmp.Or(cmp.Compare(a.PK, b.PK), cmp.Compare(a.ID, b.ID)), cityDesc)
+		})
+		var ids []string
+		for _, it := range s {
+			ids = append(ids, it.ID)
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		q                 string
+		cityDesc, ageDesc bool
+		withAge           bool
+	}{
+		{"SELECT c.id FROM c ORDER BY c.city", false, false, false},
+		{"SELECT c.id FROM c ORDER BY c.city DESC", true, false, false},
+		{"SELECT * FROM c ORDER BY c.city ASC, c.age DESC", false, true, true},    // the composite index
+		{"SELECT * FROM c ORDER BY c.city DESC, c.age ASC", true, false, true},    // backwards
+		{"SELECT c.id FROM c ORDER BY c.city DESC, c.age DESC", true, true, true}, // the city index and a heap per city
+	} {
+		for _, size := range []int32{1, 4, 100} {
+			ids, indexed := indexedIDs(t, e, c, tc.q, size)
+			if w := want(tc.cityDesc, tc.ageDesc, tc.withAge); !slices.Equal(ids, w) {
+				t.Fatalf("%s (pages of %d):\n got %v\nwant %v", tc.q, size, ids, w)
+			}
+			if !indexed {
+				t.Errorf("%s: not served from an index", tc.q)
+			}
+		}
+	}
+	// TOP through the index: the first rows only.
+	ids, _ := indexedIDs(t, e, c, "SELECT TOP 3 c.id FROM c WHERE c.age > 10 ORDER BY c.age DESC", 2)
+	if !slices.Equal(ids, []string{"i38", "i12", "i51"}) { // ties: (pk, id) descending
+		t.Fatalf("TOP 3 by age descending: %v", ids)
+	}
 }
 
 func TestIndexedQueries(t *testing.T) {
