@@ -61,6 +61,37 @@ func lookup(ms []member, key string) []byte {
 	return v
 }
 
+// memberValue returns the value of the last member of the JSON object doc
+// named name, nil if doc is not an object or has none. Unlike
+// objectMembers it allocates nothing for names without escapes.
+// REQUIRES: json.Valid(doc).
+func memberValue(doc []byte, name string) []byte {
+	i := skipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '{' {
+		return nil
+	}
+	var v []byte
+	for i = skipSpace(doc, i+1); i < len(doc) && doc[i] == '"'; {
+		keyEnd := skipString(doc, i)
+		lit := doc[i:keyEnd]
+		match := len(lit) >= 2 && string(lit[1:len(lit)-1]) == name
+		if !match && bytes.IndexByte(lit, '\\') >= 0 {
+			match = unquote(lit) == name
+		}
+		i = skipSpace(doc, skipSpace(doc, keyEnd)+1) // ':'
+		valEnd := skipValue(doc, i)
+		if match {
+			v = doc[i:valEnd]
+		}
+		i = skipSpace(doc, valEnd)
+		if i >= len(doc) || doc[i] != ',' {
+			break
+		}
+		i = skipSpace(doc, i+1)
+	}
+	return v
+}
+
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++

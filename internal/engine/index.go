@@ -445,11 +445,7 @@ func (w *entryWalker) composite(ci *compositeIndex, doc []byte) {
 // none (the last of duplicate names wins, as everywhere).
 func valueAt(doc []byte, path []pathSeg) []byte {
 	for _, s := range path {
-		ms, ok := objectMembers(doc)
-		if !ok {
-			return nil
-		}
-		if doc = lookup(ms, s.name); doc == nil {
+		if doc = memberValue(doc, s.name); doc == nil {
 			return nil
 		}
 	}
