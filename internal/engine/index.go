@@ -44,6 +44,20 @@ import (
 // "/\"quoted\"/?", "/a/[]/?"), the most specific matching path wins, an
 // exclusion wins a tie; indexingMode none indexes nothing.
 //
+// Each composite index of the policy gives every document one more
+// entry,
+//
+//	0x16 <coll-rid:8> <name> <value> <value>... <pk> <id>
+//
+// <name> is "(/a,/b desc)", which no path can be; there is a <value>
+// per path of the index, pkNone where the document has no value there,
+// each byte complemented for a descending path, so that the entries sort
+// in the index's order (the encodings are prefix-free, and
+// complementing reverses the order of prefix-free strings); and <pk>
+// <id> is complemented too when the first path is descending, so that
+// documents with equal values come in the order every other plan gives
+// them (see indexorder.go).
+//
 // # Maintenance
 //
 // putItem and removeItem call indexReplace and indexRemove in the
@@ -85,7 +99,8 @@ import (
 //
 // # Queries
 //
-// Queries use an index only when the state is ready (indexquery.go).
+// Queries use an index only when the state is ready: to narrow a filter
+// (indexquery.go) or to read an ORDER BY in order (indexorder.go).
 // While building they scan, which is slower but returns the same rows.
 const (
 	idxArray  byte = 0x07 // after pkString: arrays sort after strings
