@@ -86,3 +86,59 @@ test("a syntax error is a 400 that names the problem and where", async () => {
     return true;
   });
 });
+
+describe("ORDER BY read in order from the indexes", () => {
+  let indexed;
+  before(async () => {
+    const { database } = await client.databases.create({ id: uniqueId("db-orderby") });
+    ({ container: indexed } = await database.containers.create({
+      id: "indexed",
+      partitionKey: { paths: ["/pk"] },
+      indexingPolicy: {
+        compositeIndexes: [[{ path: "/city", order: "ascending" }, { path: "/age", order: "descending" }]],
+      },
+    }));
+    for (const p of [...people, { id: "7", pk: "a", name: "gus" }, { id: "8", pk: "b", name: "hal", city: "oslo" }]) {
+      await indexed.items.create(p);
+    }
+    const { resource } = await indexed.read();
+    assert.deepEqual(resource.indexingPolicy.compositeIndexes[0][1], { path: "/age", order: "descending" });
+  });
+
+  const orderCases = [
+    // Items lacking the path come first ascending, last descending.
+    { q: "SELECT VALUE c.name FROM c ORDER BY c.age", want: ["gus", "hal", "fay", "bob", "dee", "ada", "cy", "eve"] },
+    { q: "SELECT VALUE c.name FROM c ORDER BY c.age DESC", want: ["eve", "cy", "ada", "dee", "bob", "fay", "hal", "gus"] },
+    // The composite index, forwards and backwards.
+    { q: "SELECT VALUE c.name FROM c ORDER BY c.city, c.age DESC", want: ["gus", "cy", "ada", "fay", "hal", "eve", "bob", "dee"] },
+    { q: "SELECT VALUE c.name FROM c ORDER BY c.city DESC, c.age", want: ["dee", "bob", "eve", "hal", "fay", "ada", "cy", "gus"] },
+    { q: "SELECT TOP 3 VALUE c.name FROM c WHERE c.age > 20 ORDER BY c.age DESC", want: ["eve", "cy", "ada"] },
+  ];
+  for (const forceQueryPlan of [false, true]) {
+    for (const c of orderCases) {
+      test(`${c.q}${forceQueryPlan ? " (query plan)" : ""}, in pages of 3`, async () => {
+        const { resources } = await indexed.items.query(c.q, { forceQueryPlan }).fetchAll();
+        assert.deepEqual(resources, c.want);
+        const it = indexed.items.query(c.q, { forceQueryPlan, maxItemCount: 3 });
+        const seen = [];
+        while (it.hasMoreResults()) {
+          const { resources: page } = await it.fetchNext();
+          seen.push(...page);
+        }
+        assert.deepEqual(seen, c.want);
+      });
+    }
+  }
+
+  test("a composite index of one path is a 400 naming the rule", async () => {
+    const db = client.database(indexed.database.id);
+    await assert.rejects(
+      db.containers.create({ id: "bad", partitionKey: { paths: ["/pk"] }, indexingPolicy: { compositeIndexes: [[{ path: "/a" }]] } }),
+      (err) => {
+        assert.equal(err.code, 400);
+        assert.match(err.message, /at least two paths/);
+        return true;
+      },
+    );
+  });
+});
