@@ -33,16 +33,20 @@ type Source interface {
 }
 
 // DefaultMaxItemCount is the page size when the request does not ask for
-// one; UnboundedMaxItemCount is used when the SDK sends -1 ("as many as the
-// server likes").
+// one. When the SDK sends -1 ("as many as the server likes"), a page of a
+// query whose rows stream in source order holds rows up to
+// UnboundedPageBytes of output, as the service sizes its pages (one
+// round trip for most results); a query that sorts or computes its
+// result holds UnboundedMaxItemCount rows, which bounds its memory.
 const (
 	DefaultMaxItemCount   = 100
 	UnboundedMaxItemCount = 1000
+	UnboundedPageBytes    = 4 << 20
 )
 
 // PageRequest asks for one page of results.
 type PageRequest struct {
-	MaxItemCount int    // <= 0 means DefaultMaxItemCount; -1 means UnboundedMaxItemCount
+	MaxItemCount int    // <= 0 means DefaultMaxItemCount; -1: see UnboundedPageBytes
 	Continuation []byte // nil on the first page; else exactly what a previous Page returned as Next
 	Env          Env
 }

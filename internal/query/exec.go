@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -38,7 +39,10 @@ func (p *Plan) Page(src Source, req PageRequest) (Page, error) {
 		t0 = req.Env.Elapsed()
 	}
 	pageSize := req.MaxItemCount
+	pageBytes := int64(math.MaxInt64)
 	switch {
+	case pageSize == -1 && p.mode == modeStream:
+		pageSize, pageBytes = math.MaxInt, UnboundedPageBytes
 	case pageSize == -1:
 		pageSize = UnboundedMaxItemCount
 	case pageSize <= 0:
@@ -53,7 +57,7 @@ func (p *Plan) Page(src Source, req PageRequest) (Page, error) {
 	var next *cursor
 	switch p.mode {
 	case modeStream:
-		next, err = ex.stream(src, cur, pageSize)
+		next, err = ex.stream(src, cur, pageSize, pageBytes)
 	case modeOrderBy:
 		next, err = ex.orderBy(src, cur, pageSize)
 	default:
@@ -155,8 +159,9 @@ func (ex *executor) forDocRows(fn func() bool) {
 	ex.c.forEachRow(ex.s, 0, fn)
 }
 
-// stream runs a query whose rows come out in source order.
-func (ex *executor) stream(src Source, cur *cursor, pageSize int) (*cursor, error) {
+// stream runs a query whose rows come out in source order; a page ends
+// after pageSize rows or once they make pageBytes of output.
+func (ex *executor) stream(src Source, cur *cursor, pageSize int, pageBytes int64) (*cursor, error) {
 	p := ex.p
 	if p.max >= 0 && cur.emitted >= p.max {
 		return nil, nil
@@ -210,7 +215,7 @@ func (ex *executor) stream(src Source, cur *cursor, pageSize int) (*cursor, erro
 			done = true
 			return false
 		}
-		if count == pageSize {
+		if count == pageSize || ex.outSize >= pageBytes {
 			full = true
 		}
 		return true

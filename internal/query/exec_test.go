@@ -413,7 +413,7 @@ func TestPageSizesAndStats(t *testing.T) {
 	p, _ := q.Bind(nil)
 	tick := time.Duration(0)
 	env := Env{Elapsed: func() time.Duration { tick += time.Millisecond; return tick }}
-	for _, tt := range []struct{ max, want int }{{0, 100}, {-5, 100}, {-1, 1000}, {7, 7}, {5000, 1200}} {
+	for _, tt := range []struct{ max, want int }{{0, 100}, {-5, 100}, {-1, 1200}, {7, 7}, {5000, 1200}} {
 		pg, err := p.Page(src, PageRequest{MaxItemCount: tt.max, Env: env})
 		if err != nil {
 			t.Fatal(err)
@@ -434,6 +434,47 @@ func TestPageSizesAndStats(t *testing.T) {
 	}
 	if got, want := pg.Stats.RetrievedDocumentSize, int64(len(src[0].doc)+len(src[1].doc)); got != want {
 		t.Errorf("RetrievedDocumentSize: got %d, want %d", got, want)
+	}
+}
+
+// TestUnboundedPages checks the page sizes of MaxItemCount -1: a
+// streaming query fills a page up to UnboundedPageBytes of output, a
+// sorting one up to UnboundedMaxItemCount rows.
+func TestUnboundedPages(t *testing.T) {
+	pad := strings.Repeat("x", 100<<10)
+	js := make([]string, 1500)
+	for i := range js {
+		js[i] = fmt.Sprintf(`{"id":"%d","n":%d}`, i, i)
+		if i < 100 {
+			js[i] = fmt.Sprintf(`{"id":"%d","n":%d,"pad":"%s"}`, i, i, pad)
+		}
+	}
+	src := docs(js...)
+	for _, tc := range []struct {
+		query string
+		want  []int // rows per page
+	}{
+		// 41 documents of 100 KB make the first 4 MB; the rest fit.
+		{"SELECT * FROM c", []int{41, 41, 1418}},
+		{"SELECT VALUE c.n FROM c ORDER BY c.n", []int{1000, 500}},
+	} {
+		q, _ := Parse(tc.query)
+		p, _ := q.Bind(nil)
+		var got []int
+		var tok []byte
+		for {
+			pg, err := p.Page(src, PageRequest{MaxItemCount: -1, Continuation: tok})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, len(pg.Rows))
+			if tok = pg.Next; tok == nil {
+				break
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: pages of %v rows, want %v", tc.query, got, tc.want)
+		}
 	}
 }
 
