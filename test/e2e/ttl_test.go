@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/server"
@@ -353,5 +354,145 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		<-tick.C
+	}
+}
+
+// TestQueriesWhileItemsExpire pages through every kind of query while the
+// manual clock moves 3 s between pages and a third of the items expire
+// along the way (at 10 to 14 s), with the purger off (expired items stay
+// stored and must be hidden) and on: every page holds only items alive
+// when it was served, no row comes twice, every item that never expires
+// comes once, ORDER BY stays in order across pages (served from the
+// range index, the composite index, and a heap), and aggregates, GROUP
+// BY and DISTINCT count only live items at every step.
+func TestQueriesWhileItemsExpire(t *testing.T) {
+	for _, purger := range []bool{false, true} {
+		t.Run(fmt.Sprintf("purger-%v", purger), func(t *testing.T) {
+			e := startWith(t, server.Config{Memory: true, DisablePurger: !purger})
+			props := pkProps("expiring", "/pk")
+			props.DefaultTimeToLive = int32p(-1)
+			props.IndexingPolicy = &azcosmos.IndexingPolicy{IndexingMode: azcosmos.IndexingModeConsistent, Automatic: true,
+				IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}},
+				CompositeIndexes: [][]azcosmos.CompositeIndex{{
+					{Path: "/g", Order: azcosmos.CompositeIndexAscending},
+					{Path: "/n", Order: azcosmos.CompositeIndexAscending},
+				}}}
+			c := e.container(t, props)
+			const items = 40
+			expiresAt := map[string]time.Time{} // absent: never
+			for i := range items {
+				id := fmt.Sprintf("i%02d", i)
+				doc := map[string]any{"id": id, "pk": fmt.Sprintf("p%d", i%3), "n": i, "g": fmt.Sprintf("g%d", i%4), "tags": []string{fmt.Sprintf("t%d", i%2)}}
+				if i%3 == 0 {
+					doc["ttl"] = 10 + i%5
+					expiresAt[id] = epoch.Add(time.Duration(10+i%5) * time.Second)
+				}
+				if _, err := c.CreateItem(e.ctx, azcosmos.NewPartitionKeyString(doc["pk"].(string)), mustJSON(t, doc), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			alive := func(id string, at time.Time) bool {
+				exp, ok := expiresAt[id]
+				return !ok || at.Before(exp)
+			}
+			type run struct {
+				q string
+				// key, for ORDER BY queries, is the sort key of a row,
+				// which must not decrease from row to row.
+				key func(m map[string]any) string
+				// all: every item that never expires is a row.
+				all   bool
+				pager *runtime.Pager[azcosmos.QueryItemsResponse]
+				seen  map[string]bool
+				last  string
+			}
+			num := func(m map[string]any) int { return int(m["n"].(float64)) }
+			runs := []*run{
+				{q: "SELECT * FROM c", all: true},
+				{q: "SELECT * FROM c WHERE c.g = 'g1'"},
+				{q: "SELECT * FROM c ORDER BY c.n DESC", all: true, key: func(m map[string]any) string { return fmt.Sprintf("%03d", 100-num(m)) }},
+				{q: "SELECT * FROM c ORDER BY c.g, c.n", all: true, key: func(m map[string]any) string { return fmt.Sprintf("%s/%03d", m["g"], num(m)) }},
+				{q: "SELECT * FROM c ORDER BY c.g DESC, c.n", all: true, key: func(m map[string]any) string { return fmt.Sprintf("%c/%03d", 'z'-m["g"].(string)[1], num(m)) }},
+				{q: "SELECT TOP 15 * FROM c WHERE c.n >= 0 ORDER BY c.n", key: func(m map[string]any) string { return fmt.Sprintf("%03d", num(m)) }},
+				{q: "SELECT * FROM c ORDER BY c.n OFFSET 5 LIMIT 20", key: func(m map[string]any) string { return fmt.Sprintf("%03d", num(m)) }},
+				{q: "SELECT c.id FROM c JOIN t IN c.tags WHERE t = 't1'"},
+			}
+			for _, r := range runs {
+				r.pager = c.NewQueryItemsPager(r.q, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{PageSizeHint: 4})
+				r.seen = map[string]bool{}
+			}
+			// In rounds, each query takes its next page, then the clock
+			// moves on (it never goes back: Ebb's TTL clock only moves
+			// forwards).
+			for round := 0; ; round++ {
+				at := e.clock.Now()
+				live := 0
+				for i := range items {
+					if alive(fmt.Sprintf("i%02d", i), at) {
+						live++
+					}
+				}
+				// Aggregates and GROUP BY count only the live items.
+				if got := queryAll(t, e, c, "SELECT VALUE COUNT(1) FROM c", azcosmos.NewPartitionKey(), nil); len(got) != 1 || string(got[0]) != fmt.Sprint(live) {
+					t.Fatalf("COUNT at %v: %s, want %d", at, got, live)
+				}
+				sum := 0
+				for _, raw := range queryAll(t, e, c, "SELECT c.g, COUNT(1) AS n FROM c GROUP BY c.g", azcosmos.NewPartitionKey(), nil) {
+					sum += int(decode(t, raw)["n"].(float64))
+				}
+				if sum != live {
+					t.Fatalf("GROUP BY counts at %v sum to %d, want %d", at, sum, live)
+				}
+				if got := queryAll(t, e, c, "SELECT DISTINCT VALUE c.id FROM c", azcosmos.NewPartitionKey(), nil); len(got) != live {
+					t.Fatalf("DISTINCT at %v: %d rows, want %d", at, len(got), live)
+				}
+				more := false
+				for _, r := range runs {
+					if !r.pager.More() {
+						continue
+					}
+					more = true
+					page, err := r.pager.NextPage(e.ctx)
+					if err != nil {
+						t.Fatalf("%s: %v", r.q, err)
+					}
+					for _, raw := range page.Items {
+						m := decode(t, raw)
+						id := m["id"].(string)
+						if !alive(id, at) {
+							t.Fatalf("%s: %s, expired at %v, served at %v", r.q, id, expiresAt[id], at)
+						}
+						if r.seen[id] {
+							t.Fatalf("%s: %s returned twice", r.q, id)
+						}
+						r.seen[id] = true
+						if r.key != nil {
+							k := r.key(m)
+							if k < r.last {
+								t.Fatalf("%s: %s (key %s) after key %s", r.q, id, k, r.last)
+							}
+							r.last = k
+						}
+					}
+				}
+				if !more {
+					if at.Sub(epoch) < 15*time.Second {
+						t.Fatalf("the queries ended after %d rounds, before every item expired", round)
+					}
+					break
+				}
+				e.clock.Advance(3 * time.Second)
+			}
+			for _, r := range runs {
+				if !r.all {
+					continue
+				}
+				for i := range items {
+					if id := fmt.Sprintf("i%02d", i); expiresAt[id].IsZero() && !r.seen[id] {
+						t.Fatalf("%s: %s, which never expires, is missing", r.q, id)
+					}
+				}
+			}
+		})
 	}
 }
