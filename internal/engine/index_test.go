@@ -232,28 +232,54 @@ func TestIndexValueOrder(t *testing.T) {
 	}
 }
 
-// FuzzIndexEntries walks arbitrary documents: no panic, and every entry
-// is a path and exactly one value.
+// FuzzIndexEntries walks arbitrary documents: no panic, every entry is
+// a path and exactly one value, or a composite index's name and one
+// value per path, and each composite index has one entry per document.
 func FuzzIndexEntries(f *testing.F) {
-	for _, s := range []string{`{"a":1}`, `{"a":[1,"x",{"b":null}],"a":{}}`, `{"":"\u0000","x y":[[[]]],"s":"` + longA(300) + `"}`, `{"n":-0.0e-0}`} {
+	for _, s := range []string{`{"a":1}`, `{"a":[1,"x",{"b":null}],"a":{}}`, `{"":"\u0000","x y":[[[]]],"s":"` + longA(300) + `"}`, `{"n":-0.0e-0}`, `{"a":"x","b":{"c":[2]}}`, `{"b":{"c":"` + longA(260) + `"},"b":{"c":1}}`} {
 		f.Add(s)
 	}
 	pol, _ := parseIndexingPolicy([]byte(`{"excludedPaths":[{"path":"/a/[]/*"}]}`))
+	comp, err := parseIndexingPolicy([]byte(`{"excludedPaths":[{"path":"/*"}],"compositeIndexes":[[{"path":"/a"},{"path":"/b/c","order":"descending"}],[{"path":"/b/c","order":"descending"},{"path":"/\"x y\""}]]}`))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, doc string) {
 		if _, err := objectBody([]byte(doc)); err != nil {
 			return
 		}
-		for _, p := range []*indexPolicy{defaultIndexPolicy, pol} {
+		for _, p := range []*indexPolicy{defaultIndexPolicy, pol, comp} {
 			var w entryWalker
 			w.collect(p, []byte(doc))
+			composites := 0
 			for _, e := range w.sorted() {
-				_, rest, err := keys.DecodeBytes(e)
+				path, rest, err := keys.DecodeBytes(e)
 				if err != nil {
 					t.Fatalf("%s: entry %q: path: %v", doc, e, err)
 				}
-				if rest, err = skipIndexValue(rest); err != nil || len(rest) != 0 {
-					t.Fatalf("%s: entry %q: value: %v, %d bytes left", doc, e, err, len(rest))
+				parts := []byte{0}
+				if path[0] == '(' {
+					composites++
+					ci := slices.IndexFunc(p.composites, func(c compositeIndex) bool { return string(c.name) == string(path) })
+					if ci < 0 {
+						t.Fatalf("%s: entry %q of no composite index", doc, e)
+					}
+					parts = parts[:0]
+					for _, d := range p.composites[ci].desc {
+						parts = append(parts, map[bool]byte{false: 0, true: 0xFF}[d])
+					}
 				}
+				for _, x := range parts {
+					if rest, _, err = skipValueX(rest, x); err != nil {
+						t.Fatalf("%s: entry %q: value: %v", doc, e, err)
+					}
+				}
+				if len(rest) != 0 {
+					t.Fatalf("%s: entry %q: %d bytes left", doc, e, len(rest))
+				}
+			}
+			if composites != len(p.composites) {
+				t.Fatalf("%s: %d composite entries, want %d", doc, composites, len(p.composites))
 			}
 		}
 	})

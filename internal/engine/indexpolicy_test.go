@@ -164,3 +164,28 @@ func TestAppendPath(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIndexingPolicy compiles arbitrary policies: no panic, and a policy
+// that compiles has a canonical form that compiles to the same
+// fingerprint.
+func FuzzIndexingPolicy(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"indexingMode":"none"}`,
+		`{"includedPaths":[{"path":"/a/?"},{"path":"/\"x\"/[]/*"}],"excludedPaths":[{"path":"/*"}]}`,
+		`{"compositeIndexes":[[{"path":"/a"},{"path":"/b/c","order":"descending"}]]}`,
+		`{"compositeIndexes":[[{"path":"/\"a/b\""},{"path":"/c","order":"Ascending"}],[]]}`,
+		`{"compositeIndexes":[[{"path":"/"},{"path":"//"}]]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		p, err := parseIndexingPolicy([]byte(raw))
+		if err != nil {
+			return
+		}
+		again, err := compilePolicy(p.canon)
+		if err != nil || again.fp != p.fp {
+			t.Fatalf("%s: canonical %s: %v", raw, p.canon, err)
+		}
+	})
+}
