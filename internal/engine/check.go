@@ -90,7 +90,7 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	}
 	entries := 0
 	for _, space := range []byte{spaceExpOwn, spaceExpTs} {
-		n, err := countKeys(r, collPrefix(space, c.rid))
+		n, err := countKeys(r, collPrefix(space, c.rid), -1)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	if entries != expiring {
 		report("%s: %d expiry entries for %d expiring items", c.label(), entries, expiring)
 	}
-	latest, err := countKeys(r, collPrefix(spaceLatest, c.rid))
+	latest, err := countKeys(r, collPrefix(spaceLatest, c.rid), -1)
 	if err != nil {
 		return err
 	}
@@ -109,11 +109,12 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	return nil
 }
 
-func countKeys(r storage.Reader, prefix []byte) (int, error) {
+// countKeys counts the keys under prefix, up to limit (-1: all).
+func countKeys(r storage.Reader, prefix []byte, limit int) (int, error) {
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	n := 0
-	for it.Next() {
+	for n != limit && it.Next() {
 		n++
 	}
 	return n, it.Err()

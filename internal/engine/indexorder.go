@@ -232,7 +232,7 @@ func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *doc
 		}
 		ip.itemXor = ci.itemXor
 		os.ip, os.desc, os.covers = ip, first.Desc != ci.desc[0], true
-		return os, nil
+		return os.unlessSparse()
 	}
 	h := query.IndexHint{Path: first.Path, Op: query.HintDefined}
 	defined := false
@@ -254,7 +254,67 @@ func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *doc
 	if !defined {
 		os.lacking = segs
 	}
-	return os, nil
+	return os.unlessSparse()
+}
+
+// A query limited to one partition (or a key prefix) reads the index in
+// order only when the partition is large and holds a fair share of the
+// entries: the index walk skips the entries of other partitions, so for
+// a small partition in a large container scanning the partition through
+// a heap reads far less. The first page decides, from at most
+// sparseDocs documents and sparseSample entries; later pages follow its
+// token.
+const (
+	sparseDocs   = 1000
+	sparseSample = 4096
+	sparseShare  = 64 // at most one in-scope entry in this many is sparse
+)
+
+// unlessSparse returns s, or nil when s is limited to a partition that a
+// scan serves better (see sparseDocs).
+func (s *orderedSource) unlessSparse() (*orderedSource, error) {
+	if s.scope == nil {
+		return s, nil
+	}
+	sparse := false
+	err := s.e.store.View(s.ctx, func(r storage.Reader) error {
+		n, err := countKeys(r, s.docs.prefix, sparseDocs)
+		if err != nil || n < sparseDocs {
+			sparse = true
+			return err
+		}
+		seen, hits, err := s.sampleScope(r)
+		sparse = seen == sparseSample && hits*sparseShare < seen
+		return err
+	})
+	if err != nil || sparse {
+		return nil, err
+	}
+	return s, nil
+}
+
+// sampleScope reads up to sparseSample of the first entries s walks and
+// counts those in its scope.
+func (s *orderedSource) sampleScope(r storage.Reader) (seen, hits int, err error) {
+	kr := s.ip.ranges[0]
+	if s.desc {
+		kr = s.ip.ranges[len(s.ip.ranges)-1]
+	}
+	it := r.Scan(kr.start, kr.end, s.desc)
+	defer it.Close()
+	var item []byte
+	for seen < sparseSample && it.Next() {
+		_, in, _, err := s.ip.split(it.Key())
+		if err != nil {
+			return seen, hits, err
+		}
+		item = xorBytes(item[:0], in, s.ip.itemXor)
+		seen++
+		if bytes.HasPrefix(item, s.scope) {
+			hits++
+		}
+	}
+	return seen, hits, it.Err()
 }
 
 // compositeFor returns the composite index whose paths are those of

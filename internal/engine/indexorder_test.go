@@ -213,3 +213,35 @@ func writeAny(t testing.TB, e *Engine, coll, doc string) {
 		t.Fatalf("%s: %v", doc, err)
 	}
 }
+
+// TestOrderByPartitionScope checks when a query limited to one partition
+// reads the index in order: not for a small partition (a scan of it is
+// cheaper than skipping every other partition's entries), yes for a
+// large one, and the rows are the same either way.
+func TestOrderByPartitionScope(t *testing.T) {
+	e, _ := newTestEngine(t)
+	mustCreate(t, e, "db", "c", containerBodyWith(""))
+	for i := range 1200 {
+		writeAny(t, e, "c", fmt.Sprintf(`{"id":"b%04d","pk":"big","n":%d}`, i, i%97))
+	}
+	for i := range 600 {
+		writeAny(t, e, "c", fmt.Sprintf(`{"id":"s%04d","pk":"p%d","n":%d}`, i, i%30, i%89))
+	}
+	for _, tc := range []struct {
+		pk      string
+		ordered bool
+	}{{`["p3"]`, false}, {`["big"]`, true}, {"", true}} {
+		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE c.id FROM c ORDER BY c.n DESC"), MaxItemCount: 50, CrossPartition: true}
+		if tc.pk != "" {
+			req.Ref.PK, req.Ref.HasPK = tc.pk, true
+		}
+		if got := orderedPlan(t, e, req); got != tc.ordered {
+			t.Errorf("partition %q: read in order %v, want %v", tc.pk, got, tc.ordered)
+		}
+		got, _ := drainQuery(t, e, req, false)
+		want, _ := drainQuery(t, e, req, true)
+		if !slices.Equal(got, want) {
+			t.Errorf("partition %q: %d rows, want %d in the scan's order", tc.pk, len(got), len(want))
+		}
+	}
+}
