@@ -185,16 +185,18 @@ func BenchmarkIndexedEquality(b *testing.B) {
 // it first reads every item to find those lacking y (they sort first).
 func BenchmarkOrderByTop10(b *testing.B) {
 	e := loadedEngine(b)
-	for _, bc := range []struct{ name, query string }{
-		{"desc", "SELECT TOP 10 * FROM c ORDER BY c.y DESC"},
-		{"asc-defined", "SELECT TOP 10 * FROM c WHERE c.y >= 0 ORDER BY c.y"},
-		{"asc", "SELECT TOP 10 * FROM c ORDER BY c.y"},
+	for _, bc := range []struct{ name, query, pk string }{
+		{"desc", "SELECT TOP 10 * FROM c ORDER BY c.y DESC", ""},
+		{"asc-defined", "SELECT TOP 10 * FROM c WHERE c.y >= 0 ORDER BY c.y", ""},
+		{"asc", "SELECT TOP 10 * FROM c ORDER BY c.y", ""},
+		// One partition of 1,000 items: scanned through the heap.
+		{"partition", "SELECT TOP 10 * FROM c ORDER BY c.y DESC", `["p05"]`},
 	} {
-		b.Run(bc.name, func(b *testing.B) { benchOrderBy(b, e, bc.query) })
+		b.Run(bc.name, func(b *testing.B) { benchOrderBy(b, e, bc.query, bc.pk) })
 	}
 }
 
-func benchOrderBy(b *testing.B, e *Engine, query string) {
+func benchOrderBy(b *testing.B, e *Engine, query, pk string) {
 	ctx := context.Background()
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	var peak, base atomic.Uint64
@@ -225,7 +227,7 @@ func benchOrderBy(b *testing.B, e *Engine, query string) {
 			}
 		}()
 		b.StartTimer()
-		res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"},
+		res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c", PK: pk, HasPK: pk != ""},
 			Body: queryBody(query), MaxItemCount: -1, CrossPartition: true})
 		b.StopTimer()
 		close(stop)
