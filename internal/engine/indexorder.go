@@ -40,7 +40,8 @@ import (
 //
 // A selective filter (an equality or IN on another indexed path) is
 // better served by that index and a heap, so such queries keep the
-// filter plan (indexquery.go).
+// filter plan (indexquery.go); so does a query limited to a small
+// partition (unlessSparse).
 
 // orderedSource is the query.OrderedSource of an ORDER BY plan.
 type orderedSource struct {
