@@ -55,6 +55,13 @@ func indexedIDs(t *testing.T, e *env, c *azcosmos.ContainerClient, q string, pag
 	return ids, all
 }
 
+// withComposite is the default indexing policy plus one composite index.
+func withComposite(paths ...azcosmos.CompositeIndex) *azcosmos.IndexingPolicy {
+	return &azcosmos.IndexingPolicy{IndexingMode: azcosmos.IndexingModeConsistent, Automatic: true,
+		IncludedPaths:    []azcosmos.IncludedPath{{Path: "/*"}},
+		CompositeIndexes: [][]azcosmos.CompositeIndex{paths}}
+}
+
 // TestIndexedOrderBy reads ORDER BY queries in order from the range and
 // composite indexes through the SDK's pager, in small pages, with items
 // lacking the sort paths (first when ascending, last when descending)
@@ -62,12 +69,9 @@ func indexedIDs(t *testing.T, e *env, c *azcosmos.ContainerClient, q string, pag
 func TestIndexedOrderBy(t *testing.T) {
 	e := start(t)
 	props := pkProps("orderby", "/pk")
-	props.IndexingPolicy = &azcosmos.IndexingPolicy{IndexingMode: azcosmos.IndexingModeConsistent, Automatic: true,
-		IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}},
-		CompositeIndexes: [][]azcosmos.CompositeIndex{{
-			{Path: "/city", Order: azcosmos.CompositeIndexAscending},
-			{Path: "/age", Order: azcosmos.CompositeIndexDescending},
-		}}}
+	props.IndexingPolicy = withComposite(
+		azcosmos.CompositeIndex{Path: "/city", Order: azcosmos.CompositeIndexAscending},
+		azcosmos.CompositeIndex{Path: "/age", Order: azcosmos.CompositeIndexDescending})
 	c := e.container(t, props)
 	type item struct {
 		ID   string `json:"id"`

@@ -371,12 +371,9 @@ func TestQueriesWhileItemsExpire(t *testing.T) {
 			e := startWith(t, server.Config{Memory: true, DisablePurger: !purger})
 			props := pkProps("expiring", "/pk")
 			props.DefaultTimeToLive = int32p(-1)
-			props.IndexingPolicy = &azcosmos.IndexingPolicy{IndexingMode: azcosmos.IndexingModeConsistent, Automatic: true,
-				IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}},
-				CompositeIndexes: [][]azcosmos.CompositeIndex{{
-					{Path: "/g", Order: azcosmos.CompositeIndexAscending},
-					{Path: "/n", Order: azcosmos.CompositeIndexAscending},
-				}}}
+			props.IndexingPolicy = withComposite(
+				azcosmos.CompositeIndex{Path: "/g", Order: azcosmos.CompositeIndexAscending},
+				azcosmos.CompositeIndex{Path: "/n", Order: azcosmos.CompositeIndexAscending})
 			c := e.container(t, props)
 			const items = 40
 			expiresAt := map[string]time.Time{} // absent: never
