@@ -100,7 +100,9 @@ func TestOrderByIndexDifferential(t *testing.T) {
 			t.Fatalf("%s %v (pk %s, page %d, ordered %v):\n index %v\n scan  %v", q, params, req.Ref.PK, req.MaxItemCount, orderedPlan(t, e, req), got, want)
 		}
 	}
-	if ordered < queries/2 {
+	// A quarter of the queries are limited to a small partition, which
+	// scans (TestOrderByPartitionScope), and some filter on another path.
+	if ordered < queries/3 {
 		t.Errorf("only %d of %d queries read an index in order", ordered, queries)
 	}
 	checkConsistent(t, e)
