@@ -372,6 +372,7 @@ func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t 
 	docKey := collPrefix(spaceDoc, s.c.rid)
 	nDoc := len(docKey)
 	var itemBuf []byte
+	var e walkEntry // one for the walk: yield sees it only during its call
 	it := r.Scan(start, end, reverse)
 	defer it.Close()
 	for it.Next() {
@@ -405,7 +406,8 @@ func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t 
 			continue
 		}
 		t0 = clk.Elapsed()
-		more := yield(&walkEntry{key: k, run: run, exact: exact, docKey: docKey, doc: doc})
+		e = walkEntry{key: k, run: run, exact: exact, docKey: docKey, doc: doc}
+		more := yield(&e)
 		t.inYield += clk.Elapsed() - t0
 		if !more {
 			return true, nil

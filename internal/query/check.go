@@ -550,12 +550,16 @@ func walkExpr(e Expr, f func(Expr) bool) {
 }
 
 // walkStmt calls walkExpr on every expression of s (not nested statements).
-func walkStmt(s *SelectStmt, f func(Expr) bool) {
+func walkStmt(s *SelectStmt, f func(Expr) bool) { walkStmtFrom(s, 0, f) }
+
+// walkStmtFrom is walkStmt leaving out the FROM and JOIN sources before
+// index from.
+func walkStmtFrom(s *SelectStmt, from int, f func(Expr) bool) {
 	walkExpr(s.Top, f)
 	for _, it := range s.Items {
 		walkExpr(it.Expr, f)
 	}
-	for _, src := range s.From {
+	for _, src := range s.From[min(from, len(s.From)):] {
 		walkExpr(src.Expr, f)
 	}
 	walkExpr(s.Where, f)

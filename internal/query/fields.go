@@ -61,25 +61,11 @@ func docFields(s *SelectStmt) (fields []string, whole bool) {
 		return true
 	}
 	visitStmt = func(st *SelectStmt, outer bool) {
-		walkExpr(st.Top, visit)
-		for i := range st.Items {
-			walkExpr(st.Items[i].Expr, visit)
+		from := 0
+		if outer && docSlot != -2 {
+			from = 1 // not FROM c itself
 		}
-		for i, src := range st.From {
-			if outer && i == 0 && docSlot != -2 {
-				continue // FROM c itself
-			}
-			walkExpr(src.Expr, visit)
-		}
-		walkExpr(st.Where, visit)
-		for _, g := range st.GroupBy {
-			walkExpr(g, visit)
-		}
-		for _, o := range st.OrderBy {
-			walkExpr(o.Expr, visit)
-		}
-		walkExpr(st.Offset, visit)
-		walkExpr(st.Limit, visit)
+		walkStmtFrom(st, from, visit)
 	}
 	visitStmt(s, true)
 	if whole {

@@ -51,18 +51,7 @@ func writeStmt(b *strings.Builder, s *SelectStmt) {
 			}
 		}
 	}
-	for i, src := range s.From {
-		if i == 0 {
-			b.WriteString(" FROM ")
-		} else {
-			b.WriteString(" JOIN ")
-		}
-		writeSource(b, src)
-	}
-	if s.Where != nil {
-		b.WriteString(" WHERE ")
-		writeExpr(b, s.Where)
-	}
+	writeFromWhere(b, s, false)
 	for i, g := range s.GroupBy {
 		if i == 0 {
 			b.WriteString(" GROUP BY ")

@@ -2,6 +2,7 @@ package query
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -497,33 +498,17 @@ func (p *parser) parseTernary() Expr {
 	return &TernaryExpr{Cond: cond, Then: then, Else: els}
 }
 
-func (p *parser) parseCoalesce() Expr {
-	x := p.parseOr()
-	for p.tok == tCoalesce {
-		pos := p.pos
-		p.next()
-		y := p.parseOr()
-		x = &BinaryExpr{X: x, OpPos: pos, Op: tCoalesce, Y: y}
-	}
-	return x
-}
+func (p *parser) parseCoalesce() Expr { return p.parseLeft(tCoalesce, p.parseOr) }
+func (p *parser) parseOr() Expr       { return p.parseLeft(kOr, p.parseAnd) }
+func (p *parser) parseAnd() Expr      { return p.parseLeft(kAnd, p.parseNot) }
 
-func (p *parser) parseOr() Expr {
-	x := p.parseAnd()
-	for p.tok == kOr {
+// parseLeft parses operands joined by op, grouping to the left.
+func (p *parser) parseLeft(op token, operand func() Expr) Expr {
+	x := operand()
+	for p.tok == op {
 		pos := p.pos
 		p.next()
-		x = &BinaryExpr{X: x, OpPos: pos, Op: kOr, Y: p.parseAnd()}
-	}
-	return x
-}
-
-func (p *parser) parseAnd() Expr {
-	x := p.parseNot()
-	for p.tok == kAnd {
-		pos := p.pos
-		p.next()
-		x = &BinaryExpr{X: x, OpPos: pos, Op: kAnd, Y: p.parseNot()}
+		x = &BinaryExpr{X: x, OpPos: pos, Op: op, Y: operand()}
 	}
 	return x
 }
@@ -618,21 +603,12 @@ func (p *parser) parseBinary(level int) Expr {
 		return p.parseUnary()
 	}
 	x := p.parseBinary(level + 1)
-	for {
-		found := false
-		for _, op := range binaryLevels[level] {
-			if p.tok == op {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return x
-		}
+	for slices.Contains(binaryLevels[level], p.tok) {
 		op, pos := p.tok, p.pos
 		p.next()
 		x = &BinaryExpr{X: x, OpPos: pos, Op: op, Y: p.parseBinary(level + 1)}
 	}
+	return x
 }
 
 func (p *parser) parseUnary() Expr {

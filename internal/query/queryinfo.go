@@ -242,6 +242,9 @@ func writeAggItem(b *strings.Builder, call *CallExpr) {
 	b.WriteByte('}')
 }
 
+// writeFromWhere writes the FROM, JOIN and WHERE clauses of s; with
+// orderByFilter, the WHERE also holds the placeholder the JS SDK fills
+// with its ORDER BY resume filter.
 func writeFromWhere(b *strings.Builder, s *SelectStmt, orderByFilter bool) {
 	for i, src := range s.From {
 		if i == 0 {

@@ -85,24 +85,13 @@ func TestNodesShareOneDatabase(t *testing.T) {
 				defer wg.Done()
 				cl, _ := nd.Client.NewContainer("shop", "orders")
 				for done := 0; done < perWorker; {
-					r, err := cl.ReadItem(ctx, pk, "1", nil)
+					won, err := ebbproc.IncrementIfMatch(ctx, cl, "p", "1")
 					if err != nil {
 						errs <- err
 						return
 					}
-					var doc struct{ N int }
-					json.Unmarshal(r.Value, &doc)
-					etag := r.ETag
-					body := fmt.Sprintf(`{"id":"1","pk":"p","n":%d}`, doc.N+1)
-					_, err = cl.ReplaceItem(ctx, pk, "1", []byte(body), &azcosmos.ItemOptions{IfMatchEtag: &etag})
-					var re *azcore.ResponseError
-					switch {
-					case err == nil:
+					if won {
 						done++
-					case asResponseError(err, &re) && re.StatusCode == http.StatusPreconditionFailed:
-					default:
-						errs <- err
-						return
 					}
 				}
 			}()

@@ -41,6 +41,26 @@ func rounds() int {
 	return 3
 }
 
+// createContainer creates database "crash" and its container "c" with
+// the given defaultTtl and throughput to spare, so the purger is never
+// throttled.
+func createContainer(t *testing.T, p *ebbproc.Process, defaultTTL int32) *azcosmos.ContainerClient {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := p.Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "crash"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := p.Client.NewDatabase("crash")
+	props := azcosmos.ContainerProperties{ID: "c", DefaultTimeToLive: &defaultTTL,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}
+	tp := azcosmos.NewManualThroughputProperties(1_000_000)
+	if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p.Client.NewContainer("crash", "c")
+	return c
+}
+
 func TestKillDuringPurgeAndWrites(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -48,17 +68,7 @@ func TestKillDuringPurgeAndWrites(t *testing.T) {
 	for round := 0; round < rounds(); round++ {
 		p := startEbb(t, dir)
 		if round == 0 {
-			if _, err := p.Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "crash"}, nil); err != nil {
-				t.Fatal(err)
-			}
-			db, _ := p.Client.NewDatabase("crash")
-			def := int32(5)
-			props := azcosmos.ContainerProperties{ID: "c", DefaultTimeToLive: &def,
-				PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}
-			tp := azcosmos.NewManualThroughputProperties(1_000_000)
-			if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
-				t.Fatal(err)
-			}
+			createContainer(t, p, 5)
 		}
 		c, _ := p.Client.NewContainer("crash", "c")
 		// A mass of items that will expire together, and some pinned.
@@ -180,18 +190,7 @@ func TestPurgeResumesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	p := startEbb(t, dir)
-	if _, err := p.Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "crash"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, _ := p.Client.NewDatabase("crash")
-	def := int32(-1)
-	props := azcosmos.ContainerProperties{ID: "c", DefaultTimeToLive: &def,
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}
-	tp := azcosmos.NewManualThroughputProperties(1_000_000)
-	if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := p.Client.NewContainer("crash", "c")
+	c := createContainer(t, p, -1)
 	for i := 0; i < 200; i++ {
 		body := fmt.Sprintf(`{"id":"%d","pk":"p","ttl":1}`, i)
 		if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString("p"), []byte(body), nil); err != nil {

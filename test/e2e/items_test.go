@@ -10,6 +10,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ebbdb/ebb/test/ebbproc"
 )
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
@@ -281,23 +283,13 @@ func TestConcurrentIfMatch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for done := 0; done < each; {
-				r, err := c.ReadItem(e.ctx, pk, "n", nil)
+				won, err := ebbproc.IncrementIfMatch(e.ctx, c, "p", "n")
 				if err != nil {
 					errs <- err
 					return
 				}
-				var doc struct{ N int }
-				json.Unmarshal(r.Value, &doc)
-				etag := r.ETag
-				body := fmt.Sprintf(`{"id":"n","pk":"p","n":%d}`, doc.N+1)
-				_, err = c.ReplaceItem(e.ctx, pk, "n", []byte(body), &azcosmos.ItemOptions{IfMatchEtag: &etag})
-				switch status(err) {
-				case 0:
+				if won {
 					done++
-				case http.StatusPreconditionFailed:
-				default:
-					errs <- err
-					return
 				}
 			}
 		}()

@@ -7,7 +7,9 @@ package ebbproc
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -189,4 +191,27 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 		}
 		<-tick.C
 	}
+}
+
+// IncrementIfMatch adds one to the "n" of item id (a document
+// {"id", "pk", "n"}) with optimistic concurrency: it reads the item and
+// replaces it under If-Match. won is false when another writer replaced
+// it in between (412), which is not an error.
+func IncrementIfMatch(ctx context.Context, c *azcosmos.ContainerClient, pk, id string) (won bool, err error) {
+	key := azcosmos.NewPartitionKeyString(pk)
+	r, err := c.ReadItem(ctx, key, id, nil)
+	if err != nil {
+		return false, err
+	}
+	var doc struct{ N int }
+	if err := json.Unmarshal(r.Value, &doc); err != nil {
+		return false, err
+	}
+	body, _ := json.Marshal(map[string]any{"id": id, "pk": pk, "n": doc.N + 1})
+	_, err = c.ReplaceItem(ctx, key, id, body, &azcosmos.ItemOptions{IfMatchEtag: &r.ETag})
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && re.StatusCode == http.StatusPreconditionFailed {
+		return false, nil
+	}
+	return err == nil, err
 }
