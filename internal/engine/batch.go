@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/ebbdb/ebb/internal/query"
 )
 
 // Transactional batch and bulk: POST …/docs with a JSON array of
@@ -132,7 +131,6 @@ func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opt
 			}
 		}
 	}
-	env := query.Env{Now: e.clock.Now()}
 	failedAt := -1
 	err = e.updateItems(ctx, c, func(t *itemTx) error {
 		failedAt = -1
@@ -145,7 +143,7 @@ func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opt
 			}
 			err := ops[i].err
 			if err == nil {
-				err = t.runBatchOp(&ops[i], r, env)
+				err = t.runBatchOp(&ops[i], r)
 			}
 			if err == nil || IsKind(err, KindNotModified) {
 				r.Err = err
@@ -199,7 +197,7 @@ func isClientError(err error) bool {
 }
 
 // runBatchOp runs one operation in the batch's transaction and fills r.
-func (t *itemTx) runBatchOp(op *batchOp, r *BatchOpResult, env query.Env) error {
+func (t *itemTx) runBatchOp(op *batchOp, r *BatchOpResult) error {
 	switch op.kind {
 	case BatchCreate, BatchUpsert, BatchReplace:
 		w, err := t.write(op.kind.writeKind(), op.key, op.p, op.ifMatch)
@@ -208,18 +206,18 @@ func (t *itemTx) runBatchOp(op *batchOp, r *BatchOpResult, env query.Env) error 
 		}
 		r.Created, r.Resource = w.created, Resource{Body: w.doc, ETag: itemEtag(w.hdr.lsn), Charge: chargeWrite(len(w.doc))}
 	case BatchPatch:
-		w, err := t.patch(op.key, op.patch, env, op.ifMatch)
+		w, err := t.patch(op.key, op.patch, op.ifMatch)
 		if err != nil {
 			return err
 		}
 		r.Resource = Resource{Body: w.doc, ETag: itemEtag(w.hdr.lsn), Charge: chargeWrite(len(w.doc))}
 	case BatchRead:
-		doc, h, err := t.read(op.key, op.ifNoneMatch)
-		r.Resource = Resource{ETag: itemEtag(h.lsn), Charge: chargeRead(len(doc))}
+		it, err := t.items.read(op.key, op.ifNoneMatch)
+		r.Resource = Resource{ETag: itemEtag(it.h.lsn), Charge: chargeRead(len(it.doc))}
 		if err != nil {
 			return err
 		}
-		r.Resource.Body = doc
+		r.Resource.Body = it.doc
 	case BatchDelete:
 		n, err := t.delete(op.key, op.pkEnc, op.id, op.ifMatch)
 		if err != nil {

@@ -327,7 +327,7 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 	if _, ok := cat.dbs[id]; ok {
 		return Resource{}, ErrConflict
 	}
-	now := e.nowSec()
+	now := e.now().Unix()
 	var db *database
 	var off *offer
 	err = e.store.Update(ctx, func(w storage.Writer) error {

@@ -105,7 +105,7 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 		c:     c,
 		pk:    src.prefix[len(collPrefix(spaceDoc, c.rid)):],
 		epk:   inRange,
-		now:   src.now,
+		now:   src.at.Unix(),
 		since: -1 << 63,
 		max:   req.MaxItemCount,
 	}
@@ -188,6 +188,7 @@ func (f *feedScan) scanLatest(r storage.Reader, start, end uint64) (uint64, erro
 	it := r.Scan(latestKey(f.c.rid, start), keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	docPrefix := collPrefix(spaceDoc, f.c.rid)
+	items := itemReader{r: r, c: f.c, now: f.now}
 	for it.Next() {
 		lsn, _, err := keys.DecodeUint64(it.Key()[len(prefix):])
 		if err != nil {
@@ -196,21 +197,19 @@ func (f *feedScan) scanLatest(r storage.Reader, start, end uint64) (uint64, erro
 		if !f.scoped(it.Value()) {
 			continue
 		}
-		v, err := r.Get(append(docPrefix, it.Value()...))
+		item, visible, err := items.lookup(append(docPrefix, it.Value()...))
+		if err == nil && item.doc == nil {
+			err = storage.ErrNotFound // by construction every entry has its item version
+		}
 		if err != nil {
-			// By construction every entry has its item version.
 			return 0, fmt.Errorf("engine: latest-version entry %d: %w", lsn, err)
 		}
-		h, doc, err := decodeItem(v)
-		if err != nil {
-			return 0, err
-		}
 		f.loaded++
-		f.loadedBytes += len(doc)
-		if !f.c.visible(h, f.now) || h.ts < f.since {
+		f.loadedBytes += len(item.doc)
+		if !visible || item.h.ts < f.since {
 			continue
 		}
-		row := appendWithLSN(make([]byte, 0, len(doc)+24), doc, h.lsn)
+		row := appendWithLSN(make([]byte, 0, len(item.doc)+24), item.doc, item.h.lsn)
 		f.rows = append(f.rows, row)
 		f.outBytes += len(row)
 		if f.full() {

@@ -280,7 +280,7 @@ func runChangeFeedProperty(t *testing.T, e *Engine, clk *clock.Manual, def strin
 
 	var lastEtag string // a latest-version continuation from a checkpoint
 	check := func(final bool) {
-		now := e.nowSec()
+		now := e.now().Unix()
 		visible := map[string]cfItem{}
 		for k := range m.items {
 			if it, ok := m.settle(k, now); ok {
@@ -405,9 +405,9 @@ func runChangeFeedProperty(t *testing.T, e *Engine, clk *clock.Manual, def strin
 				ops[j] = randomOp(r)
 				ops[j].pk = "p"
 			}
-			batch(ops, e.nowSec())
+			batch(ops, e.now().Unix())
 		default:
-			single(randomOp(r), e.nowSec())
+			single(randomOp(r), e.now().Unix())
 		}
 		if i%50 == 49 {
 			check(false)
@@ -416,7 +416,7 @@ func runChangeFeedProperty(t *testing.T, e *Engine, clk *clock.Manual, def strin
 	// Let everything that can expire expire, wait for the purger, and
 	// account for every version.
 	clk.Advance(time.Hour)
-	now := e.nowSec()
+	now := e.now().Unix()
 	for k := range m.items {
 		m.settle(k, now)
 	}

@@ -179,7 +179,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	}
 	norm := containerBody(ms, spec)
 	normMs, _ := objectMembers(norm)
-	now := e.nowSec()
+	now := e.now().Unix()
 	var c *container
 	var off *offer
 	err = e.store.Update(ctx, func(w storage.Writer) error {
@@ -293,7 +293,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	}
 	norm := containerBody(ms, spec)
 	normMs, _ := objectMembers(norm)
-	now := e.nowSec()
+	now := e.now().Unix()
 	c := *old
 	c.pk, c.ttl, c.indexingNone, c.retention = spec.pk, spec.ttl, spec.indexingNone, spec.logRetention
 	c.index = spec.index

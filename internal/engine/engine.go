@@ -11,9 +11,14 @@
 //
 // # Time
 //
-// Every operation reads the clock once (its "now") and uses that instant
-// for TTL visibility and for the _ts it writes. A container's _ts never
-// goes backwards: a write gets max(now, the container's last _ts).
+// Every operation takes one instant from the time guard (Engine.now) and
+// uses it for everything time decides: which items are visible (through
+// the itemReader, the one place the TTL predicate is applied), the _ts it
+// writes, and the query environment (GetCurrentTimestamp(),
+// GetCurrentDateTime(), patch conditions). The instant never goes behind
+// one already served, so a backward wall-clock step cannot make an
+// expired item visible again, and a container's _ts never goes
+// backwards: a write gets max(now, the container's last _ts).
 package engine
 
 import (
@@ -28,6 +33,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/metrics"
+	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -166,9 +172,14 @@ func (e *Engine) Close() error {
 // Clock returns the engine's clock.
 func (e *Engine) Clock() clock.Clock { return e.clock }
 
-// nowSec is the operation's "now" in whole epoch seconds: the wall clock,
-// never behind an instant already served (see timeGuard).
-func (e *Engine) nowSec() int64 { return e.guard.now() }
+// now is the operation's one instant: the wall clock, never behind an
+// instant already served (see timeGuard). An operation calls it once.
+func (e *Engine) now() time.Time { return e.guard.now() }
+
+// env is the query environment of an operation at instant at.
+func (e *Engine) env(at time.Time) query.Env {
+	return query.Env{Now: at, Elapsed: e.clock.Elapsed}
+}
 
 // latestTs is the latest _ts any container has written: where the
 // visibility high-water mark starts after a restart.

@@ -178,24 +178,18 @@ func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes,
 		t.loading += clk.Elapsed() - t0 - inYield
 		t.inYield += inYield
 	}()
-	it := r.Scan(lo, hi, s.desc)
-	defer it.Close()
-	for it.Next() {
-		h, doc, err := decodeItem(it.Value())
-		if err != nil {
-			return false, err
-		}
-		if !s.c.visible(h, s.now) || valueAt(doc, s.lacking) != nil {
-			continue
+	stopped := false
+	err := s.docs.items(r).scan(lo, hi, s.desc, func(key []byte, it storedItem) bool {
+		if valueAt(it.doc, s.lacking) != nil {
+			return true
 		}
 		t1 := clk.Elapsed()
-		more := yield(lackingRun, s.covers, it.Key(), doc)
+		more := yield(lackingRun, s.covers, key, it.doc)
 		inYield += clk.Elapsed() - t1
-		if !more {
-			return true, nil
-		}
-	}
-	return false, it.Err()
+		stopped = !more
+		return more
+	})
+	return stopped, err
 }
 
 // orderedSourceFor returns the source serving plan's ORDER BY from an

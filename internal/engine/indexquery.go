@@ -291,7 +291,8 @@ type indexSource struct {
 	// scope is the encoded partition key (or leading part of one) the
 	// request is limited to; nil for all.
 	scope []byte
-	now   int64
+	// items reads the container at the request's instant.
+	items func(storage.Reader) itemReader
 	// docKeys: Scan yields each document's key, not its entry's, so
 	// that a sorting plan breaks ties as a scan does (query.Plan.Sorted).
 	docKeys bool
@@ -373,6 +374,7 @@ func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t 
 	nDoc := len(docKey)
 	var itemBuf []byte
 	var e walkEntry // one for the walk: yield sees it only during its call
+	items := s.items(r)
 	it := r.Scan(start, end, reverse)
 	defer it.Close()
 	for it.Next() {
@@ -390,23 +392,16 @@ func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t 
 		}
 		docKey = append(docKey[:nDoc], item...)
 		t0 := clk.Elapsed()
-		v, err := r.Get(docKey)
+		doc, ok, err := items.get(docKey)
 		t.loading += clk.Elapsed() - t0
-		if errors.Is(err, storage.ErrNotFound) {
-			continue // cannot happen while the index is consistent
-		}
 		if err != nil {
 			return false, err
 		}
-		h, doc, err := decodeItem(v)
-		if err != nil {
-			return false, err
-		}
-		if !s.c.visible(h, s.now) {
-			continue
+		if !ok {
+			continue // expired (or, were the index inconsistent, absent)
 		}
 		t0 = clk.Elapsed()
-		e = walkEntry{key: k, run: run, exact: exact, docKey: docKey, doc: doc}
+		e = walkEntry{key: k, run: run, exact: exact, docKey: docKey, doc: doc.doc}
 		more := yield(&e)
 		t.inYield += clk.Elapsed() - t0
 		if !more {
@@ -461,7 +456,7 @@ func (e *Engine) readyIndex(ctx context.Context, c *container, fp uint64) (st in
 
 // newIndexSource returns an index source over ds's scope, without a plan.
 func (e *Engine) newIndexSource(ctx context.Context, ds *docSource) *indexSource {
-	ix := &indexSource{e: e, c: ds.c, ctx: ctx, now: ds.now}
+	ix := &indexSource{e: e, c: ds.c, ctx: ctx, items: ds.items}
 	if scope := ds.prefix[len(collPrefix(spaceDoc, ds.c.rid)):]; len(scope) > 0 {
 		ix.scope = scope
 	}

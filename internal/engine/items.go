@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -106,11 +107,6 @@ func decodeItem(v []byte) (itemHeader, []byte, error) {
 		lsn: binary.BigEndian.Uint64(v[13:]),
 		seq: binary.BigEndian.Uint64(v[21:]),
 	}, v[headerLen:], nil
-}
-
-// visible is the one TTL predicate of every read path.
-func (c *container) visible(h itemHeader, now int64) bool {
-	return ttl.Visible(h.ts, h.ttl, c.ttl, now)
 }
 
 // expiryKey returns the expiry-index key for an item version, nil for an
@@ -285,10 +281,15 @@ func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, bod
 // before the operation's first write, so a failed operation in a bulk
 // request leaves nothing behind in the transaction it shares.
 type itemTx struct {
-	w   storage.Writer
-	c   *container
-	st  collState
-	now int64
+	w  storage.Writer
+	c  *container
+	st collState
+	// items reads c's items at the operation's one instant; now is that
+	// instant in epoch seconds, env the query environment at it (patch
+	// conditions).
+	items itemReader
+	now   int64
+	env   query.Env
 	// logged: the container keeps the all-versions-and-deletes log.
 	logged bool
 	// wrote are the versions written, for the purger's deadlines.
@@ -298,7 +299,8 @@ type itemTx struct {
 // updateItems runs fn in one storage transaction over c's items, with
 // one "now" for every operation in it, and stores the container state.
 func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemTx) error) error {
-	now := e.nowSec()
+	at := e.now()
+	now, env := at.Unix(), e.env(at)
 	logged := c.logRetention() > 0
 	var t *itemTx
 	err := e.store.Update(ctx, func(tx storage.Writer) error {
@@ -308,7 +310,7 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 			return err
 		}
 		// fn may run again after a conflict: start from nothing.
-		t = &itemTx{w: w, c: c, st: st, now: now, logged: logged}
+		t = &itemTx{w: w, c: c, st: st, items: itemReader{r: w, c: c, now: now}, now: now, env: env, logged: logged}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -329,7 +331,7 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 // write creates, upserts or replaces the item p at key with WriteItem's
 // preconditions (ifMatch "" for none).
 func (t *itemTx) write(kind WriteKind, key []byte, p prepared, ifMatch string) (written, error) {
-	old, oldHdr, exists, err := getItem(t.w, t.c, key, t.now)
+	old, exists, err := t.items.lookup(key)
 	if err != nil {
 		return written{}, err
 	}
@@ -340,42 +342,26 @@ func (t *itemTx) write(kind WriteKind, key []byte, p prepared, ifMatch string) (
 		return written{}, ErrNotFound
 	case ifMatch != "" && kind != Create && !exists:
 		return written{}, ErrNotFound
-	case ifMatch != "" && kind != Create && ifMatch != "*" && ifMatch != itemEtag(oldHdr.lsn):
+	case ifMatch != "" && kind != Create && ifMatch != "*" && ifMatch != itemEtag(old.h.lsn):
 		return written{}, ErrPreconditionFailed
 	}
-	return t.put(key, p, storedItem{doc: old, h: oldHdr}, exists)
-}
-
-// read returns the visible item at key. ifNoneMatch is the request's
-// If-None-Match ("" for none); when it matches, the error is of
-// KindNotModified.
-func (t *itemTx) read(key []byte, ifNoneMatch string) ([]byte, itemHeader, error) {
-	doc, h, exists, err := getItem(t.w, t.c, key, t.now)
-	switch {
-	case err != nil:
-		return nil, itemHeader{}, err
-	case !exists:
-		return nil, itemHeader{}, ErrNotFound
-	case ifNoneMatch != "" && (ifNoneMatch == "*" || ifNoneMatch == itemEtag(h.lsn)):
-		return doc, h, &Error{Kind: KindNotModified, Message: "Not modified."}
-	}
-	return doc, h, nil
+	return t.put(key, p, old, exists)
 }
 
 // delete deletes the visible item at key with DeleteItem's precondition
 // and returns the size of what it deleted.
 func (t *itemTx) delete(key, pkEnc []byte, id, ifMatch string) (int, error) {
-	doc, h, exists, err := getItem(t.w, t.c, key, t.now)
+	old, exists, err := t.items.get(key)
 	switch {
 	case err != nil:
 		return 0, err
 	case !exists:
 		return 0, ErrNotFound
-	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(h.lsn):
+	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.lsn):
 		return 0, ErrPreconditionFailed
 	}
-	v := itemVersion{key: key, pkEnc: pkEnc, id: id, storedItem: storedItem{doc: doc, h: h}}
-	return len(doc), removeItem(t.w, t.c, &t.st, t.now, t.logged, v, false)
+	v := itemVersion{key: key, pkEnc: pkEnc, id: id, storedItem: old}
+	return len(old.doc), removeItem(t.w, t.c, &t.st, t.now, t.logged, v, false)
 }
 
 // written is what put stored.
@@ -383,13 +369,6 @@ type written struct {
 	doc     []byte
 	hdr     itemHeader
 	created bool
-}
-
-// stored is an item version as storage holds it: header and document
-// (nil doc: none is stored).
-type storedItem struct {
-	doc []byte
-	h   itemHeader
 }
 
 // version is a stored item version with its address.
@@ -465,24 +444,6 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	return written{doc: doc, hdr: h, created: !exists}, nil
 }
 
-// getItem reads the stored version at key. exists reports whether it is
-// visible at now; old is non-nil whenever a version is stored, visible or
-// not (an expired version still owns index entries).
-func getItem(r storage.Reader, c *container, key []byte, now int64) (old []byte, h itemHeader, exists bool, err error) {
-	v, err := r.Get(key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, itemHeader{}, false, nil
-	}
-	if err != nil {
-		return nil, itemHeader{}, false, err
-	}
-	h, doc, err := decodeItem(v)
-	if err != nil {
-		return nil, itemHeader{}, false, err
-	}
-	return doc, h, c.visible(h, now), nil
-}
-
 // resolvePoint finds the container, encoded partition key and storage
 // key that a point request (read, delete, patch) addresses.
 func (e *Engine) resolvePoint(ref ItemRef) (c *container, pkEnc, key []byte, err error) {
@@ -504,27 +465,13 @@ func (e *Engine) ReadItem(ctx context.Context, ref ItemRef, ifNoneMatch string) 
 	if err != nil {
 		return Resource{}, err
 	}
-	now := e.nowSec()
 	// A point read needs no snapshot: one consistent Get.
-	v, err := e.store.Get(ctx, key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return Resource{}, ErrNotFound
-	}
-	if err != nil {
+	items := itemReader{r: storeReader{ctx, e.store}, c: c, now: e.now().Unix()}
+	it, err := items.read(key, ifNoneMatch)
+	if it.doc == nil {
 		return Resource{}, err
 	}
-	h, doc, err := decodeItem(v)
-	if err != nil {
-		return Resource{}, err
-	}
-	if !c.visible(h, now) {
-		return Resource{}, ErrNotFound
-	}
-	res := c.resource(doc, h, chargeRead(len(doc)))
-	if ifNoneMatch != "" && (ifNoneMatch == res.ETag || ifNoneMatch == "*") {
-		return res, &Error{Kind: KindNotModified, Message: "Not modified."}
-	}
-	return res, nil
+	return c.resource(it.doc, it.h, chargeRead(len(it.doc))), err
 }
 
 // DeleteItem deletes an item.

@@ -121,7 +121,7 @@ func (t *logTrimmer) pass() (time.Duration, bool) {
 				continue
 			}
 			any = any || c.retention > 0
-			next, err := trimLog(t.e.store, c, t.e.nowSec())
+			next, err := trimLog(t.e.store, c, t.e.now().Unix())
 			if err != nil {
 				t.e.log.Error("change feed: trim log", "container", c.label(), "err", err)
 				continue

@@ -264,7 +264,7 @@ func rowKeys(t *testing.T, rows [][]byte) []string {
 func dumpState(e *Engine) string {
 	out := ""
 	c, _ := e.catalogSnapshot().container("db", "c")
-	out += fmt.Sprintf("def=%d now=%d purgeNow=%d\n", c.ttl, e.guard.now(), e.guard.purgeNow().Unix())
+	out += fmt.Sprintf("def=%d now=%d purgeNow=%d\n", c.ttl, e.guard.now().Unix(), e.guard.purgeNow().Unix())
 	e.purger.mu.Lock()
 	out += fmt.Sprintf("heap=%v throttled=%v cursors=%v dirty=%v\n", e.purger.deadlines.items, e.purger.throttled, e.purger.cursors, e.purger.dirty)
 	e.purger.mu.Unlock()

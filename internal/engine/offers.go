@@ -125,7 +125,7 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 		return Resource{}, badRequest("The offer's offerResourceId cannot be changed.")
 	}
 	o := *old
-	now := e.nowSec()
+	now := e.now().Unix()
 	err := e.store.Update(ctx, func(w storage.Writer) error {
 		n, err := nextNumber(w)
 		if err != nil {

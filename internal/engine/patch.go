@@ -248,7 +248,7 @@ func (e *Engine) PatchItem(ctx context.Context, ref ItemRef, body []byte, ifMatc
 	var w written
 	err = e.updateItems(ctx, c, func(t *itemTx) error {
 		var err error
-		w, err = t.patch(key, pr, query.Env{Now: e.clock.Now()}, ifMatch)
+		w, err = t.patch(key, pr, ifMatch)
 		return err
 	})
 	if err != nil {
@@ -285,19 +285,19 @@ func (c *container) parsePatchRequest(body []byte) (patchRequest, error) {
 }
 
 // patch applies pr to the visible item at key with PatchItem's
-// preconditions; env evaluates the condition.
-func (t *itemTx) patch(key []byte, pr patchRequest, env query.Env, ifMatch string) (written, error) {
-	old, oldHdr, exists, err := getItem(t.w, t.c, key, t.now)
+// preconditions; the condition is evaluated at the transaction's instant.
+func (t *itemTx) patch(key []byte, pr patchRequest, ifMatch string) (written, error) {
+	old, exists, err := t.items.get(key)
 	switch {
 	case err != nil:
 		return written{}, err
 	case !exists:
 		return written{}, ErrNotFound
-	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(oldHdr.lsn):
+	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.lsn):
 		return written{}, ErrPreconditionFailed
 	}
 	if pr.filter != nil {
-		ok, err := pr.filter.Match(old, env)
+		ok, err := pr.filter.Match(old.doc, t.env)
 		if err != nil {
 			return written{}, queryError(err)
 		}
@@ -305,7 +305,7 @@ func (t *itemTx) patch(key []byte, pr patchRequest, env query.Env, ifMatch strin
 			return written{}, ErrPreconditionFailed
 		}
 	}
-	doc, err := query.ParseJSON(old)
+	doc, err := query.ParseJSON(old.doc)
 	if err != nil {
 		return written{}, fmt.Errorf("engine: stored document does not parse: %w", err)
 	}
@@ -319,7 +319,7 @@ func (t *itemTx) patch(key []byte, pr patchRequest, env query.Env, ifMatch strin
 	if err != nil {
 		return written{}, err
 	}
-	return t.put(key, p, storedItem{doc: old, h: oldHdr}, true)
+	return t.put(key, p, old, true)
 }
 
 // pathTouchesPK reports whether op writes or removes a partition key path

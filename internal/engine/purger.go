@@ -424,14 +424,18 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 			if err != nil {
 				return err
 			}
+			// The re-check reads at the purge instant, which is never
+			// ahead of any request's: what it finds expired, every
+			// request finds expired.
+			items := itemReader{r: w, c: c, now: now}
 			purged := 0
 			for _, d := range due {
 				key := docKey(c.rid, d.pk, d.id)
-				old, h, exists, err := getItem(w, c, key, now)
+				old, exists, err := items.lookup(key)
 				if err != nil {
 					return err
 				}
-				if old == nil {
+				if old.doc == nil {
 					// An entry without its item cannot happen by
 					// construction; dropping it keeps a bad entry from
 					// waking the purger forever.
@@ -443,13 +447,13 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 				if exists {
 					continue // rewritten since the scan
 				}
-				v := itemVersion{key: key, pkEnc: d.pk, id: d.id, storedItem: storedItem{doc: old, h: h}}
+				v := itemVersion{key: key, pkEnc: d.pk, id: d.id, storedItem: old}
 				if err := removeItem(w, c, &st, now, c.logRetention() > 0, v, true); err != nil {
 					return err
 				}
 				purged++
-				ru += chargeWrite(len(old))
-				at, _ := ttl.ExpireAt(h.ts, h.ttl, c.ttl)
+				ru += chargeWrite(len(old.doc))
+				at, _ := ttl.ExpireAt(old.h.ts, old.h.ttl, c.ttl)
 				expiries = append(expiries, at)
 			}
 			if purged == 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
@@ -100,14 +101,22 @@ func queryError(err error) error {
 }
 
 // docSource is the Source of a container's items (optionally one logical
-// partition, or a prefix of a hierarchical key): every stored item in key
-// order, filtered by the TTL predicate at one instant.
+// partition, or a prefix of a hierarchical key): every item visible at
+// the request's instant, in key order. The index sources that serve a
+// query in its place read at the same instant.
 type docSource struct {
 	e      *Engine
 	c      *container
 	prefix []byte
-	now    int64
-	ctx    context.Context
+	// at is the request's one instant: for visibility and for the query
+	// environment (GetCurrentTimestamp() and the like).
+	at  time.Time
+	ctx context.Context
+}
+
+// items reads the source's container at its instant in snapshot r.
+func (s *docSource) items(r storage.Reader) itemReader {
+	return itemReader{r: r, c: s.c, now: s.at.Unix()}
 }
 
 func (s *docSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
@@ -119,21 +128,9 @@ func (s *docSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
 		start = append(append([]byte(nil), after...), 0)
 	}
 	return s.e.store.View(s.ctx, func(r storage.Reader) error {
-		it := r.Scan(start, keys.PrefixEnd(s.prefix), false)
-		defer it.Close()
-		for it.Next() {
-			h, doc, err := decodeItem(it.Value())
-			if err != nil {
-				return err
-			}
-			if !s.c.visible(h, s.now) {
-				continue
-			}
-			if !yield(it.Key(), doc) {
-				break
-			}
-		}
-		return it.Err()
+		return s.items(r).scan(start, keys.PrefixEnd(s.prefix), false, func(key []byte, it storedItem) bool {
+			return yield(key, it.doc)
+		})
 	})
 }
 
@@ -155,7 +152,7 @@ func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requ
 	} else if requirePK && !req.CrossPartition && req.RangeID == "" {
 		return nil, badRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 	}
-	return &docSource{e: e, c: c, prefix: prefix, now: e.nowSec(), ctx: ctx}, nil
+	return &docSource{e: e, c: c, prefix: prefix, at: e.now(), ctx: ctx}, nil
 }
 
 // QueryItems runs one page of a query over a container's items.
@@ -200,7 +197,7 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 			}
 			return QueryResult{}, false, nil
 		}
-		res, err = e.runPage(plan, ix, src.c, req.MaxItemCount, tok, indexTokenPrefix(kind, ix.index().ip.fp), nil)
+		res, err = e.runPage(plan, ix, src, req.MaxItemCount, tok, indexTokenPrefix(kind, ix.index().ip.fp), nil)
 		switch {
 		case errors.Is(err, errIndexChanged) && tok != nil:
 			return QueryResult{}, true, errIndexContinuation
@@ -231,7 +228,7 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 			return res, err
 		}
 	}
-	return e.runPage(plan, src, src.c, req.MaxItemCount, tok, nil, potential)
+	return e.runPage(plan, src, src, req.MaxItemCount, tok, nil, potential)
 }
 
 // indexed is a query source that walks an index.
@@ -268,7 +265,7 @@ func (e *Engine) page(plan *query.Plan, src *docSource, req QueryRequest) (Query
 	if err != nil {
 		return QueryResult{}, err
 	}
-	return e.runPage(plan, src, src.c, req.MaxItemCount, tok, nil, nil)
+	return e.runPage(plan, src, src, req.MaxItemCount, tok, nil, nil)
 }
 
 // decodeToken decodes an x-ms-continuation header ("" for none).
@@ -283,15 +280,16 @@ func decodeToken(cont string) ([]byte, error) {
 	return b, nil
 }
 
-// runPage runs one page of plan over src (a *docSource or an
-// *indexSource of container c) from query token tok; the next page's
-// token is prefixed with tokPrefix. potential names the indexes the
-// index metrics suggest.
-func (e *Engine) runPage(plan *query.Plan, src query.Source, c *container, maxItems int, tok, tokPrefix []byte, potential []string) (QueryResult, error) {
+// runPage runs one page of plan over src (ds, or an index source serving
+// ds) from query token tok, at ds's instant; the next page's token is
+// prefixed with tokPrefix. potential names the indexes the index metrics
+// suggest.
+func (e *Engine) runPage(plan *query.Plan, src query.Source, ds *docSource, maxItems int, tok, tokPrefix []byte, potential []string) (QueryResult, error) {
+	c := ds.c
 	page, err := plan.Page(src, query.PageRequest{
 		MaxItemCount: maxItems,
 		Continuation: tok,
-		Env:          query.Env{Now: e.clock.Now(), Elapsed: e.clock.Elapsed},
+		Env:          e.env(ds.at),
 	})
 	if err != nil {
 		return QueryResult{}, queryError(err)
@@ -394,7 +392,7 @@ func (e *Engine) queryCatalog(rows [][]byte, body []byte) (QueryResult, error) {
 	if err != nil {
 		return QueryResult{}, err
 	}
-	page, err := plan.Page(catalogSource(rows), query.PageRequest{MaxItemCount: -1, Env: query.Env{Now: e.clock.Now()}})
+	page, err := plan.Page(catalogSource(rows), query.PageRequest{MaxItemCount: -1, Env: e.env(e.now())})
 	if err != nil {
 		return QueryResult{}, queryError(err)
 	}

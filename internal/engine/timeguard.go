@@ -46,15 +46,21 @@ func newTimeGuard(c clock.Clock, grace time.Duration, floor int64) *timeGuard {
 	return g
 }
 
-// now is an operation's "now" for visibility and _ts, in epoch seconds.
-func (g *timeGuard) now() int64 {
-	wall := g.clock.Now().Unix()
+// now is an operation's one instant, for visibility, _ts and the query
+// environment alike. Its whole seconds are the wall clock's, never behind
+// a second already served; when the wall clock has stepped back behind
+// that high-water mark, the instant is the start of the high-water
+// second, so GetCurrentTimestamp() in a query agrees with the TTL check
+// and the _ts the same operation writes.
+func (g *timeGuard) now() time.Time {
+	wall := g.clock.Now()
+	sec := wall.Unix()
 	for {
 		hw := g.highWater.Load()
-		if wall <= hw {
-			return hw
+		if sec < hw {
+			return time.Unix(hw, 0)
 		}
-		if g.highWater.CompareAndSwap(hw, wall) {
+		if sec == hw || g.highWater.CompareAndSwap(hw, sec) {
 			return wall
 		}
 	}

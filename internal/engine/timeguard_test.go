@@ -10,11 +10,11 @@ import (
 func TestTimeGuardBackwardStep(t *testing.T) {
 	m := clock.NewManual(time.Unix(1000, 0))
 	g := newTimeGuard(m, 10*time.Minute, 0)
-	if got := g.now(); got != 1000 {
+	if got := g.now().Unix(); got != 1000 {
 		t.Fatalf("now = %d, want 1000", got)
 	}
 	m.StepWall(-time.Hour)
-	if got := g.now(); got != 1000 {
+	if got := g.now().Unix(); got != 1000 {
 		t.Fatalf("after a backward step now = %d, want the high-water 1000", got)
 	}
 	if got := g.purgeNow().Unix(); got != 1000-3600 {

@@ -45,7 +45,7 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	now := e.nowSec()
+	now := e.now().Unix()
 	var st TTLStatus
 	st.Now = time.Unix(now, 0).UTC().Format(time.RFC3339)
 	switch {

@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/ttl"
+)
+
+// itemReader reads a container's items as they are at one instant: get
+// and scan return only the items visible then, so a read path built on
+// it cannot forget TTL. Every path that reads items goes through one:
+// point reads, the preconditions of writes, patches and deletes, query
+// scans, index walks, the read feed, the latest-version change feed, the
+// batch, and the purger's re-check before it deletes.
+//
+// INVARIANT: visibleAt is the only caller of ttl.Visible in the engine.
+type itemReader struct {
+	r   storage.Reader
+	c   *container
+	now int64 // the request's instant in epoch seconds
+}
+
+// storedItem is an item version as storage holds it: header and document
+// (nil doc: none is stored).
+type storedItem struct {
+	doc []byte
+	h   itemHeader
+}
+
+// visibleAt is the TTL predicate of every read path.
+func (ir itemReader) visibleAt(h itemHeader) bool {
+	return ttl.Visible(h.ts, h.ttl, ir.c.ttl, ir.now)
+}
+
+// lookup reads the version stored at key, visible or not: writes need an
+// expired version too, since it still owns index entries and must be
+// purged before it is replaced. it.doc is nil when nothing is stored.
+func (ir itemReader) lookup(key []byte) (it storedItem, visible bool, err error) {
+	v, err := ir.r.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return storedItem{}, false, nil
+	}
+	if err != nil {
+		return storedItem{}, false, err
+	}
+	h, doc, err := decodeItem(v)
+	if err != nil {
+		return storedItem{}, false, err
+	}
+	return storedItem{doc: doc, h: h}, ir.visibleAt(h), nil
+}
+
+// get returns the item at key if it is visible.
+func (ir itemReader) get(key []byte) (storedItem, bool, error) {
+	it, visible, err := ir.lookup(key)
+	if err != nil || !visible {
+		return storedItem{}, false, err
+	}
+	return it, true, nil
+}
+
+// read is a point read: the visible item at key, ErrNotFound, or (with
+// the item) an error of KindNotModified when ifNoneMatch ("" for none)
+// matches its etag.
+func (ir itemReader) read(key []byte, ifNoneMatch string) (storedItem, error) {
+	it, ok, err := ir.get(key)
+	switch {
+	case err != nil:
+		return storedItem{}, err
+	case !ok:
+		return storedItem{}, ErrNotFound
+	case ifNoneMatch != "" && (ifNoneMatch == "*" || ifNoneMatch == itemEtag(it.h.lsn)):
+		return it, errNotModified
+	}
+	return it, nil
+}
+
+var errNotModified = &Error{Kind: KindNotModified, Message: "Not modified."}
+
+// scan calls yield with each visible item whose key is in [start, end),
+// in key order (descending when reverse), until yield returns false. The
+// key and item are valid only during the call.
+func (ir itemReader) scan(start, end []byte, reverse bool, yield func(key []byte, it storedItem) bool) error {
+	iter := ir.r.Scan(start, end, reverse)
+	defer iter.Close()
+	for iter.Next() {
+		h, doc, err := decodeItem(iter.Value())
+		if err != nil {
+			return err
+		}
+		if !ir.visibleAt(h) {
+			continue
+		}
+		if !yield(iter.Key(), storedItem{doc: doc, h: h}) {
+			return nil
+		}
+	}
+	return iter.Err()
+}
+
+// storeReader reads single keys straight from the store, without a
+// snapshot: a lone point read needs none. It cannot scan.
+type storeReader struct {
+	ctx   context.Context
+	store storage.Store
+}
+
+func (s storeReader) Get(key []byte) ([]byte, error) { return s.store.Get(s.ctx, key) }
+
+func (s storeReader) Scan(start, end []byte, reverse bool) storage.Iterator {
+	return errIterator{errors.New("engine: a point reader cannot scan")}
+}
+
+// errIterator is an iterator that holds only an error.
+type errIterator struct{ err error }
+
+func (it errIterator) Next() bool    { return false }
+func (it errIterator) Key() []byte   { return nil }
+func (it errIterator) Value() []byte { return nil }
+func (it errIterator) Err() error    { return it.err }
+func (it errIterator) Close() error  { return nil }
