@@ -16,7 +16,8 @@
 //	static/js/app.js       start-up, connecting, routing between views
 //	static/js/auth.js      master-key signing (WebCrypto; sha256.js where
 //	                       the browser offers no WebCrypto, i.e. plain http
-//	                       to a host other than localhost)
+//	                       to a host other than localhost); the node
+//	                       test suites sign their raw requests with it too
 //	static/js/api.js       the REST client: paths, headers, error messages
 //	static/js/ttl.js, model.js, format.js, router.js
 //	                       DOM-free rules and helpers, unit-tested in Node
@@ -36,6 +37,7 @@
 //
 // web_test.go checks what the handler serves. test/browser drives the
 // page in a headless Chromium against a real ebb process.
+// test/js/tests/sign.test.js pins the signer with known vectors.
 package web
 
 import (

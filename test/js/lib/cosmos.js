@@ -2,12 +2,13 @@
 // requests, the server clock, unique names and assertions.
 
 import assert from "node:assert/strict";
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { CosmosClient } from "@azure/cosmos";
 
+import { makeLinkSigner, resourceOf } from "../../../web/static/js/auth.js";
 import { EMULATOR_KEY, startEbb } from "./server.js";
 
-export { EMULATOR_KEY };
+export { EMULATOR_KEY, resourceOf };
 
 /**
  * A CosmosClient for the server, configured as a user would configure it
@@ -31,50 +32,22 @@ export function uniqueId(prefix) {
 }
 
 // ---------------------------------------------------------------------------
-// Master-key signing and raw requests
-
-/**
- * The resource type and link a Cosmos client signs for an escaped URL
- * path: segments are split, then percent-decoded; an even number of
- * segments names a resource (type = second-to-last segment, link = the
- * whole path), an odd number names a feed (type = last segment, link = its
- * parent).
- */
-export function resourceOf(escapedPath) {
-  const trimmed = escapedPath.replace(/^\/+|\/+$/g, "");
-  if (trimmed === "") return { resourceType: "", link: "" };
-  const segs = trimmed.split("/").map(decodeURIComponent);
-  if (segs.length % 2 === 0) {
-    return { resourceType: segs[segs.length - 2], link: segs.join("/") };
-  }
-  return { resourceType: segs[segs.length - 1], link: segs.slice(0, -1).join("/") };
-}
-
-/** The Authorization header value for a master-key signed request. */
-export function masterKeyAuthorization({ verb, resourceType, link, date, key = EMULATOR_KEY }) {
-  const payload = `${verb.toLowerCase()}\n${resourceType.toLowerCase()}\n${link}\n${date.toLowerCase()}\n\n`;
-  const sig = createHmac("sha256", Buffer.from(key, "base64")).update(payload, "utf8").digest("base64");
-  return encodeURIComponent(`type=master&ver=1.0&sig=${sig}`);
-}
+// Raw requests, signed by the explorer's own signer (web/static/js/auth.js)
 
 /**
  * Sends one signed REST request, bypassing the SDK, and returns the status,
  * the headers and the body (parsed when it is JSON).
  *
  * path is the escaped URL path, e.g. `/dbs/${encodeURIComponent(db)}/colls`.
- * body is JSON-encoded unless rawBody is given. resourceType and link
- * default to what the path implies.
+ * body is JSON-encoded unless rawBody is given. The signed resource type
+ * and link default to what the path implies (resourceOf); pass type or
+ * link to sign something else.
  */
-export async function restRequest(endpoint, { method, path, body, rawBody, headers = {}, key = EMULATOR_KEY, resourceType, link }) {
+export async function restRequest(endpoint, { method, path, body, rawBody, headers = {}, key = EMULATOR_KEY, type, link }) {
   const derived = resourceOf(path);
   const date = new Date().toUTCString();
-  const authorization = masterKeyAuthorization({
-    verb: method,
-    resourceType: resourceType ?? derived.resourceType,
-    link: link ?? derived.link,
-    date,
-    key,
-  });
+  const sign = await makeLinkSigner(key);
+  const authorization = await sign(method, type ?? derived.type, link ?? derived.link, date);
   const res = await fetch(new URL(path.replace(/^\//, ""), endpoint), {
     method,
     headers: {

@@ -3,6 +3,11 @@
 // Every request carries x-ms-date and an Authorization header holding
 // HMAC-SHA256 over "verb\nresourceType\nresourceLink\ndate\n\n" (all but
 // the link lower-cased), keyed by the base64-decoded master key.
+//
+// This is the one JavaScript signer in the repository: the node test
+// suites (test/js, test/browser) import this file rather than keep copies
+// of their own, and test/js/tests/sign.test.js pins it with known vectors.
+// It therefore uses nothing but what both a browser and Node >= 20 offer.
 
 import { hmacSha256 } from "./sha256.js";
 
@@ -80,14 +85,28 @@ function bytesToBase64(bytes) {
 
 /**
  * makeSigner returns async (verb, escapedPath, date) => Authorization
- * header value for a base64 master key. It uses WebCrypto when the page
- * runs in a secure context and the plain-JavaScript HMAC otherwise.
+ * header value for a base64 master key, signing the resource type and
+ * link that resourceOf derives from the path.
  */
 export async function makeSigner(base64Key) {
-  const keyBytes = base64ToBytes(base64Key);
-  const hmac = await hmacFunction(keyBytes);
-  return async (verb, escapedPath, date) => {
+  const signLink = await makeLinkSigner(base64Key);
+  return (verb, escapedPath, date) => {
     const { type, link } = resourceOf(escapedPath);
+    return signLink(verb, type, link, date);
+  };
+}
+
+/**
+ * makeLinkSigner returns async (verb, type, link, date) => Authorization
+ * header value for a base64 master key. The link is signed exactly as
+ * given (offers included: lower-casing an offer id is resourceOf's job),
+ * so tests can sign something other than what a path implies. It uses
+ * WebCrypto when there is one (a browser page in a secure context, Node)
+ * and the plain-JavaScript HMAC otherwise.
+ */
+export async function makeLinkSigner(base64Key) {
+  const hmac = await hmacFunction(base64ToBytes(base64Key));
+  return async (verb, type, link, date) => {
     const text = new TextEncoder().encode(stringToSign(verb, type, link, date));
     const sig = bytesToBase64(await hmac(text));
     return encodeURIComponent(`type=master&ver=1.0&sig=${sig}`);
