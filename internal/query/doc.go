@@ -41,7 +41,7 @@
 // defined), || (string concatenation), bitwise & | ^ ~ << >> >>> (on 32-bit
 // integers, as JavaScript), scalar, EXISTS and ARRAY subqueries correlated
 // to the aliases around them, and the system functions registered in
-// functions.go, datetime.go and spatial.go (names case-insensitive),
+// functions*.go, datetime.go and spatial.go (names case-insensitive),
 // including the aggregates COUNT, SUM, AVG, MIN, MAX and COUNTIF. Comments
 // are -- to end of line and /* ... */. SELECT without FROM evaluates once
 // (SELECT VALUE 1+1). Ebb is slightly more lenient than Cosmos DB in two

@@ -1,0 +1,42 @@
+package query
+
+import "testing"
+
+func TestSpatialFunctions(t *testing.T) {
+	const (
+		origin = "{type: 'Point', coordinates: [0, 0]}"
+		north  = "{type: 'Point', coordinates: [0, 1]}"
+		inside = "{type: 'Point', coordinates: [0.5, 0.5]}"
+		square = "{type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]]}"
+		holed  = "{type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]], [[1, 1], [3, 1], [3, 3], [1, 3], [1, 1]]]}"
+		far    = "{type: 'Polygon', coordinates: [[[10, 10], [11, 10], [11, 11], [10, 10]]]}"
+		cross  = "{type: 'LineString', coordinates: [[-1, 0.5], [2, 0.5]]}"
+	)
+	runExprCases(t, []exprCase{
+		{"ST_DISTANCE(" + origin + ", " + north + ") BETWEEN 111195 AND 111196", "true"},
+		{"ST_DISTANCE(" + origin + ", " + origin + ")", "0"},
+		{"ST_DISTANCE(" + inside + ", " + square + ")", "0"},
+		{"ST_DISTANCE(" + far + ", " + square + ") > 1000000", "true"},
+		{"ST_DISTANCE(" + origin + ", 'x')", "undefined"},
+		{"ST_WITHIN(" + inside + ", " + square + ")", "true"},
+		{"ST_WITHIN({type: 'Point', coordinates: [2, 2]}, " + square + ")", "false"},
+		{"ST_WITHIN({type: 'Point', coordinates: [2, 2]}, " + holed + ")", "false"},
+		{"ST_WITHIN({type: 'Point', coordinates: [0.5, 2]}, " + holed + ")", "true"},
+		{"ST_WITHIN(" + square + ", " + inside + ")", "false"},
+		{"ST_INTERSECTS(" + cross + ", " + square + ")", "true"},
+		{"ST_INTERSECTS(" + far + ", " + square + ")", "false"},
+		{"ST_INTERSECTS(" + square + ", " + inside + ")", "true"},
+		{"ST_INTERSECTS(" + origin + ", " + origin + ")", "true"},
+		{"ST_ISVALID(" + square + ")", "true"},
+		{"ST_ISVALID({type: 'Point', coordinates: [200, 0]})", "false"},
+		{"ST_ISVALID({type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]]})", "false"},
+		{"ST_ISVALID({type: 'Circle', coordinates: [0, 0]})", "false"},
+		{"ST_ISVALID('x')", "false"},
+		{"ST_ISVALIDDETAILED(" + origin + ")", `{"valid":true}`},
+		{"ST_ISVALIDDETAILED({type: 'Point', coordinates: [0, 95]})", `{"valid":false,"reason":"longitude must be within [-180, 180] and latitude within [-90, 90]"}`},
+		{"ST_AREA(" + square + ") BETWEEN 1.23e10 AND 1.24e10", "true"},
+		{"ST_AREA(" + holed + ") < ST_AREA({type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]]]})", "true"},
+		{"ST_AREA(" + origin + ")", "0"},
+		{"ST_AREA(1)", "undefined"},
+	})
+}
