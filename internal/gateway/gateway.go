@@ -24,7 +24,6 @@ import (
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/metrics"
-	"github.com/ebbdb/ebb/internal/storage"
 )
 
 // Options configure a gateway.
@@ -280,6 +279,7 @@ var errorStatus = map[engine.Kind]struct {
 
 // classify maps any error to status, code, message and substatus.
 func classify(err error) (status int, code, msg string, sub int, retryAfter time.Duration) {
+	err = engine.ClientError(err)
 	var ee *engine.Error
 	var ae *auth.Error
 	var mbe *http.MaxBytesError
@@ -294,8 +294,6 @@ func classify(err error) (status int, code, msg string, sub int, retryAfter time
 		return http.StatusUnauthorized, "Unauthorized", ae.Message, 0, 0
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "Request size is too large: the body is over " + strconv.FormatInt(mbe.Limit, 10) + " bytes.", 0, 0
-	case errors.Is(err, storage.ErrUnavailable):
-		return http.StatusServiceUnavailable, "ServiceUnavailable", "The storage backend is unavailable right now: " + err.Error(), 0, 0
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusRequestTimeout, "RequestTimeout", "The request was cancelled or timed out.", 0, 0
 	}
