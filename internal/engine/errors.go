@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/storage"
 )
 
 // Kind classifies an engine error; the gateway maps each kind to an HTTP
@@ -56,4 +58,16 @@ func notFound(format string, args ...any) *Error {
 func IsKind(err error, k Kind) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Kind == k
+}
+
+// ClientError returns err as the client is to see it: an error from a
+// storage backend that cannot be reached right now becomes an *Error of
+// KindUnavailable that names the cause. Engine errors, and errors it has
+// nothing to say about, are returned as they are.
+func ClientError(err error) error {
+	var e *Error
+	if errors.As(err, &e) || !errors.Is(err, storage.ErrUnavailable) {
+		return err
+	}
+	return &Error{Kind: KindUnavailable, Message: "The storage backend is unavailable right now: " + err.Error()}
 }

@@ -34,7 +34,7 @@ func (g *Gateway) batch(w http.ResponseWriter, r *http.Request, body []byte) err
 	b = append(b, ']')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("x-ms-request-charge", formatCharge(res.Charge))
+	setCharge(w, res.Charge)
 	if res.Session != "" {
 		h.Set("x-ms-session-token", res.Session)
 	}

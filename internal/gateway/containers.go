@@ -69,7 +69,7 @@ func (g *Gateway) partitionKeyRanges(w http.ResponseWriter, r *http.Request) err
 	}
 	w.Header().Set("etag", etag)
 	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == etag {
-		w.Header().Set("x-ms-request-charge", "1")
+		setCharge(w, 1)
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}

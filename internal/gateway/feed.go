@@ -25,7 +25,7 @@ func (g *Gateway) changeFeed(w http.ResponseWriter, r *http.Request) error {
 	h.Set("etag", res.ETag)
 	h.Set("x-ms-session-token", res.Session)
 	if res.NotModified {
-		h.Set("x-ms-request-charge", formatCharge(res.Charge))
+		setCharge(w, res.Charge)
 		h.Set("x-ms-item-count", "0")
 		w.WriteHeader(http.StatusNotModified)
 		return nil

@@ -24,7 +24,6 @@ import (
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/metrics"
-	"github.com/ebbdb/ebb/internal/storage"
 )
 
 // Options configure a gateway.
@@ -180,15 +179,17 @@ func (g *Gateway) wrap(operation string, h handler, checkAuth bool) http.Handler
 			g.writeError(w, r, err)
 		}
 		if coll != "" {
-			g.eng.Charge(db, coll, w.charge())
+			g.eng.Charge(db, coll, w.charge)
 		}
 	})
 }
 
-// recorder remembers the status a handler wrote.
+// recorder remembers the status a handler wrote and the request charge
+// it reported through setCharge.
 type recorder struct {
 	http.ResponseWriter
 	status int
+	charge float64
 }
 
 func (w *recorder) WriteHeader(status int) {
@@ -205,16 +206,6 @@ func (w *recorder) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// charge is the request charge the handler reported.
-func (w *recorder) charge() float64 {
-	v := w.Header()[hCharge]
-	if len(v) == 0 {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(v[0], 64)
-	return f
-}
-
 // observe records a finished request in the metrics.
 func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took time.Duration) {
 	m := g.opts.Metrics
@@ -226,8 +217,8 @@ func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took t
 		status = http.StatusOK
 	}
 	m.RequestDuration.WithLabelValues(operation, strconv.Itoa(status)).Observe(took.Seconds())
-	if ru := w.charge(); ru > 0 {
-		m.RequestUnits.WithLabelValues(operation).Add(ru)
+	if w.charge > 0 {
+		m.RequestUnits.WithLabelValues(operation).Add(w.charge)
 	}
 	if status == http.StatusTooManyRequests {
 		m.Throttled.WithLabelValues(operation).Inc()
@@ -280,6 +271,7 @@ var errorStatus = map[engine.Kind]struct {
 
 // classify maps any error to status, code, message and substatus.
 func classify(err error) (status int, code, msg string, sub int, retryAfter time.Duration) {
+	err = engine.ClientError(err)
 	var ee *engine.Error
 	var ae *auth.Error
 	var mbe *http.MaxBytesError
@@ -294,8 +286,6 @@ func classify(err error) (status int, code, msg string, sub int, retryAfter time
 		return http.StatusUnauthorized, "Unauthorized", ae.Message, 0, 0
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "Request size is too large: the body is over " + strconv.FormatInt(mbe.Limit, 10) + " bytes.", 0, 0
-	case errors.Is(err, storage.ErrUnavailable):
-		return http.StatusServiceUnavailable, "ServiceUnavailable", "The storage backend is unavailable right now: " + err.Error(), 0, 0
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusRequestTimeout, "RequestTimeout", "The request was cancelled or timed out.", 0, 0
 	}
@@ -308,8 +298,8 @@ func (g *Gateway) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	if status == http.StatusInternalServerError {
 		g.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
+	setCharge(w, 1)
 	h := w.Header()
-	h.Set("x-ms-request-charge", "1")
 	if sub != 0 {
 		h.Set("x-ms-substatus", strconv.Itoa(sub))
 	}

@@ -28,8 +28,8 @@ var jsonContentType = []string{"application/json"}
 // writeResource writes a single resource with the headers the SDKs read.
 // A nil body (Prefer: return=minimal, or a delete) writes no content.
 func writeResource(w http.ResponseWriter, status int, res engine.Resource) error {
+	setCharge(w, res.Charge)
 	h := w.Header()
-	h[hCharge] = []string{formatCharge(res.Charge)}
 	if res.ETag != "" {
 		h[hEtag] = []string{res.ETag}
 	}
@@ -79,7 +79,7 @@ func writeFeed(w http.ResponseWriter, envelope, rid string, rows [][]byte, charg
 	b = append(b, '}')
 	h := w.Header()
 	h[hContentType] = jsonContentType
-	h[hCharge] = []string{formatCharge(charge)}
+	setCharge(w, charge)
 	h[hItemCount] = []string{strconv.Itoa(len(rows))}
 	if continuation != "" {
 		h[hCont] = []string{continuation}
@@ -90,11 +90,18 @@ func writeFeed(w http.ResponseWriter, envelope, rid string, rows [][]byte, charg
 	return err
 }
 
-func formatCharge(c float64) string {
+// setCharge is how every response gets its request charge: it sets the
+// x-ms-request-charge header and reports the number to the request's
+// recorder, which charges the container and feeds the metrics. A charge
+// of zero or less is written as 1, the least a request costs.
+func setCharge(w http.ResponseWriter, c float64) {
 	if c <= 0 {
 		c = 1
 	}
-	return strconv.FormatFloat(c, 'f', -1, 64)
+	w.Header()[hCharge] = []string{strconv.FormatFloat(c, 'f', -1, 64)}
+	if rec, ok := w.(*recorder); ok {
+		rec.charge = c
+	}
 }
 
 func appendJSONString(dst []byte, s string) []byte {

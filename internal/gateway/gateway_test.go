@@ -1,0 +1,68 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// TestClassify pins the one table from errors to HTTP: every engine kind,
+// the errors that come from elsewhere (auth, body limit, cancellation, a
+// storage outage), and the generic 500 for anything unknown.
+func TestClassify(t *testing.T) {
+	const internal = "An internal error occurred."
+	outage := fmt.Errorf("postgres: read: %w: %w", storage.ErrUnavailable, errors.New("connection refused"))
+	tests := []struct {
+		name       string
+		err        error
+		status     int
+		code       string
+		msg        string
+		sub        int
+		retryAfter time.Duration
+	}{
+		{"bad request", &engine.Error{Kind: engine.KindBadRequest, Message: "m"}, 400, "BadRequest", "m", 0, 0},
+		{"not found", &engine.Error{Kind: engine.KindNotFound, Message: "m"}, 404, "NotFound", "m", 0, 0},
+		{"conflict", &engine.Error{Kind: engine.KindConflict, Message: "m"}, 409, "Conflict", "m", 0, 0},
+		{"precondition failed", &engine.Error{Kind: engine.KindPreconditionFailed, Message: "m"}, 412, "PreconditionFailed", "m", 0, 0},
+		{"too large", &engine.Error{Kind: engine.KindTooLarge, Message: "m"}, 413, "RequestEntityTooLarge", "m", 0, 0},
+		{"too many requests", &engine.Error{Kind: engine.KindTooManyRequests, Message: "m", RetryAfter: 250 * time.Millisecond, SubStatus: 3200}, 429, "TooManyRequests", "m", 3200, 250 * time.Millisecond},
+		{"unavailable kind", &engine.Error{Kind: engine.KindUnavailable, Message: "m"}, 503, "ServiceUnavailable", "m", 0, 0},
+		{"not implemented", &engine.Error{Kind: engine.KindNotImplemented, Message: "m"}, 501, "NotImplemented", "m", 0, 0},
+		{"gone", &engine.Error{Kind: engine.KindGone, Message: "m", SubStatus: 1002}, 410, "Gone", "m", 1002, 0},
+		{"not modified", &engine.Error{Kind: engine.KindNotModified, Message: "m"}, 304, "NotModified", "m", 0, 0},
+		{"sentinel", engine.ErrNotFound, 404, "NotFound", engine.ErrNotFound.Message, 0, 0},
+		{"wrapped engine error", fmt.Errorf("read item: %w", engine.ErrConflict), 409, "Conflict", engine.ErrConflict.Message, 0, 0},
+		{"unknown kind", &engine.Error{Kind: 0, Message: "m"}, 500, "InternalServerError", internal, 0, 0},
+		{"auth", &auth.Error{Message: "bad signature"}, 401, "Unauthorized", "bad signature", 0, 0},
+		{"body over the limit", &http.MaxBytesError{Limit: 2048}, 413, "RequestEntityTooLarge", "Request size is too large: the body is over 2048 bytes.", 0, 0},
+		{"cancelled", context.Canceled, 408, "RequestTimeout", "The request was cancelled or timed out.", 0, 0},
+		{"deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), 408, "RequestTimeout", "The request was cancelled or timed out.", 0, 0},
+		{"storage outage", outage, 503, "ServiceUnavailable", "The storage backend is unavailable right now: " + outage.Error(), 0, 0},
+		{"unknown", errors.New("disk on fire"), 500, "InternalServerError", internal, 0, 0},
+	}
+	kinds := map[engine.Kind]bool{}
+	for _, tt := range tests {
+		var ee *engine.Error
+		if errors.As(tt.err, &ee) {
+			kinds[ee.Kind] = true
+		}
+		status, code, msg, sub, retryAfter := classify(tt.err)
+		if status != tt.status || code != tt.code || msg != tt.msg || sub != tt.sub || retryAfter != tt.retryAfter {
+			t.Errorf("%s: classify(%v)\n got %d %q %q sub %d retry %v\nwant %d %q %q sub %d retry %v",
+				tt.name, tt.err, status, code, msg, sub, retryAfter, tt.status, tt.code, tt.msg, tt.sub, tt.retryAfter)
+		}
+	}
+	for k := range errorStatus {
+		if !kinds[k] {
+			t.Errorf("engine kind %d is in errorStatus but has no row here", k)
+		}
+	}
+}
