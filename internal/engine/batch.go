@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 )
 
 // Transactional batch and bulk: POST …/docs with a JSON array of
@@ -204,16 +206,16 @@ func (t *itemTx) runBatchOp(op *batchOp, r *BatchOpResult) error {
 		if err != nil {
 			return err
 		}
-		r.Created, r.Resource = w.created, Resource{Body: w.doc, ETag: itemEtag(w.hdr.lsn), Charge: chargeWrite(len(w.doc))}
+		r.Created, r.Resource = w.created, Resource{Body: w.doc, ETag: itemEtag(w.hdr.LSN), Charge: chargeWrite(len(w.doc))}
 	case BatchPatch:
 		w, err := t.patch(op.key, op.patch, op.ifMatch)
 		if err != nil {
 			return err
 		}
-		r.Resource = Resource{Body: w.doc, ETag: itemEtag(w.hdr.lsn), Charge: chargeWrite(len(w.doc))}
+		r.Resource = Resource{Body: w.doc, ETag: itemEtag(w.hdr.LSN), Charge: chargeWrite(len(w.doc))}
 	case BatchRead:
 		it, err := t.items.read(op.key, op.ifNoneMatch)
-		r.Resource = Resource{ETag: itemEtag(it.h.lsn), Charge: chargeRead(len(it.doc))}
+		r.Resource = Resource{ETag: itemEtag(it.h.LSN), Charge: chargeRead(len(it.doc))}
 		if err != nil {
 			return err
 		}
@@ -237,17 +239,17 @@ func (c *container) parseBatch(ref ItemRef, body []byte, atomic bool) ([]batchOp
 	var in []batchOpJSON
 	if err := json.Unmarshal(body, &in); err != nil {
 		if !json.Valid(body) {
-			return nil, badRequest("The batch body is not valid JSON. %s", jsonErrorDetail(body))
+			return nil, dberr.BadRequest("The batch body is not valid JSON. %s", jsonErrorDetail(body))
 		}
-		return nil, badRequest("The batch body must be a JSON array of operations such as [{\"operationType\": \"Create\", \"resourceBody\": {…}}]: %v.", err)
+		return nil, dberr.BadRequest("The batch body must be a JSON array of operations such as [{\"operationType\": \"Create\", \"resourceBody\": {…}}]: %v.", err)
 	}
 	switch {
 	case len(in) == 0:
-		return nil, badRequest("The batch has no operations.")
+		return nil, dberr.BadRequest("The batch has no operations.")
 	case len(in) > MaxBatchOperations:
-		return nil, badRequest("The batch has %d operations; at most %d are allowed in one request.", len(in), MaxBatchOperations)
+		return nil, dberr.BadRequest("The batch has %d operations; at most %d are allowed in one request.", len(in), MaxBatchOperations)
 	}
-	var batchPK PartitionKey
+	var batchPK document.PartitionKey
 	if atomic {
 		var err error
 		if batchPK, err = c.pkFromRequest(ref); err != nil {
@@ -267,7 +269,7 @@ func (c *container) parseBatch(ref ItemRef, body []byte, atomic bool) ([]batchOp
 
 // parseBatchOp validates operation i. batchPK is a transactional batch's
 // partition key (nil for bulk, whose operations each carry their own).
-func (c *container) parseBatchOp(i int, o batchOpJSON, batchPK PartitionKey) (batchOp, error) {
+func (c *container) parseBatchOp(i int, o batchOpJSON, batchPK document.PartitionKey) (batchOp, error) {
 	var op batchOp
 	kind, ok := -1, false
 	for k, name := range batchOpNames {
@@ -276,21 +278,21 @@ func (c *container) parseBatchOp(i int, o batchOpJSON, batchPK PartitionKey) (ba
 		}
 	}
 	if !ok {
-		return op, badRequest("Batch operation %d: the operationType '%s' is not one of Create, Upsert, Replace, Read, Delete, Patch.", i+1, o.OperationType)
+		return op, dberr.BadRequest("Batch operation %d: the operationType '%s' is not one of Create, Upsert, Replace, Read, Delete, Patch.", i+1, o.OperationType)
 	}
 	op.kind, op.ifMatch, op.ifNoneMatch = BatchOpKind(kind), o.IfMatch, o.IfNoneMatch
 	hasBody := o.ResourceBody != nil && string(o.ResourceBody) != "null"
 	switch op.kind {
 	case BatchCreate, BatchUpsert, BatchReplace, BatchPatch:
 		if !hasBody {
-			return op, badRequest("Batch operation %d (%s) has no resourceBody.", i+1, op.kind)
+			return op, dberr.BadRequest("Batch operation %d (%s) has no resourceBody.", i+1, op.kind)
 		}
 	}
 	if o.ID != nil {
 		op.id = *o.ID
 	}
 	if op.id == "" && op.kind != BatchCreate && op.kind != BatchUpsert {
-		return op, badRequest("Batch operation %d (%s) has no id.", i+1, op.kind)
+		return op, dberr.BadRequest("Batch operation %d (%s) has no id.", i+1, op.kind)
 	}
 	pk, err := c.batchOpPK(i, o.PartitionKey, batchPK)
 	if err != nil {
@@ -305,8 +307,8 @@ func (c *container) parseBatchOp(i int, o batchOpJSON, batchPK PartitionKey) (ba
 		if op.p, op.err = c.prepareWrite(op.kind.writeKind(), o.ResourceBody, op.id, hdr); op.err != nil {
 			return op, nil
 		}
-		if batchPK != nil && !batchPK.equal(op.p.pk) {
-			return op, badRequest("Batch operation %d (%s): the document's partition key %s differs from the batch's %s; all operations of a transactional batch must share one partition key.", i+1, op.kind, op.p.pk.appendJSON(nil), batchPK.appendJSON(nil))
+		if batchPK != nil && !batchPK.Equal(op.p.pk) {
+			return op, dberr.BadRequest("Batch operation %d (%s): the document's partition key %s differs from the batch's %s; all operations of a transactional batch must share one partition key.", i+1, op.kind, op.p.pk.AppendJSON(nil), batchPK.AppendJSON(nil))
 		}
 		op.id, op.pkEnc = op.p.id, op.p.pkEnc
 	case BatchPatch:
@@ -316,7 +318,7 @@ func (c *container) parseBatchOp(i int, o batchOpJSON, batchPK PartitionKey) (ba
 		if pk == nil {
 			pk = c.nonePK()
 		}
-		op.pkEnc = pk.encode(nil)
+		op.pkEnc = pk.Encode(nil)
 	}
 	op.key = docKey(c.rid, op.pkEnc, op.id)
 	return op, nil
@@ -325,32 +327,32 @@ func (c *container) parseBatchOp(i int, o batchOpJSON, batchPK PartitionKey) (ba
 // batchOpPK resolves an operation's partition key: its own (raw, JS's
 // JSON text of the key) or the batch's. It returns nil when neither
 // names one (a bulk write then takes the document's).
-func (c *container) batchOpPK(i int, raw json.RawMessage, batchPK PartitionKey) (PartitionKey, error) {
+func (c *container) batchOpPK(i int, raw json.RawMessage, batchPK document.PartitionKey) (document.PartitionKey, error) {
 	if raw == nil || string(raw) == "null" {
 		return batchPK, nil
 	}
 	text := string(raw)
 	if raw[0] == '"' {
 		if err := json.Unmarshal(raw, &text); err != nil {
-			return nil, badRequest("Batch operation %d: the partitionKey is invalid: %v.", i+1, err)
+			return nil, dberr.BadRequest("Batch operation %d: the partitionKey is invalid: %v.", i+1, err)
 		}
 	}
 	pk, err := c.pkFromRequest(ItemRef{PK: text, HasPK: true})
 	if err != nil {
 		return nil, err
 	}
-	if batchPK != nil && !batchPK.equal(pk) {
-		return nil, badRequest("Batch operation %d: its partition key %s differs from the batch's %s; all operations of a transactional batch must share one partition key.", i+1, pk.appendJSON(nil), batchPK.appendJSON(nil))
+	if batchPK != nil && !batchPK.Equal(pk) {
+		return nil, dberr.BadRequest("Batch operation %d: its partition key %s differs from the batch's %s; all operations of a transactional batch must share one partition key.", i+1, pk.AppendJSON(nil), batchPK.AppendJSON(nil))
 	}
 	return pk, nil
 }
 
 // nonePK is the key of an item that lacks every partition key path,
 // what JS's bulk sends for a Read, Delete or Patch without a key.
-func (c *container) nonePK() PartitionKey {
-	pk := make(PartitionKey, len(c.pk.paths))
+func (c *container) nonePK() document.PartitionKey {
+	pk := make(document.PartitionKey, len(c.pk.Paths))
 	for i := range pk {
-		pk[i] = pkComponent{kind: pkNone}
+		pk[i] = document.PKComponent{Kind: document.PKNone}
 	}
 	return pk
 }

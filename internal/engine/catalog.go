@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -38,7 +40,7 @@ type container struct {
 	rid          [8]byte
 	ridStr       string
 	self         string
-	pk           pkDef
+	pk           document.PKDef
 	ttl          ttl.Default
 	indexingNone bool
 	// index is the indexing policy of the catalog entry; item writes
@@ -84,11 +86,11 @@ func (c *catalog) clone() *catalog {
 func (c *catalog) container(dbID, collID string) (*container, error) {
 	db, ok := c.dbs[dbID]
 	if !ok {
-		return nil, notFound("Resource Not Found. The database '%s' does not exist.", dbID)
+		return nil, dberr.NotFound("Resource Not Found. The database '%s' does not exist.", dbID)
 	}
 	coll, ok := db.colls[collID]
 	if !ok {
-		return nil, notFound("Resource Not Found. The container '%s' does not exist in database '%s'.", collID, dbID)
+		return nil, dberr.NotFound("Resource Not Found. The container '%s' does not exist in database '%s'.", collID, dbID)
 	}
 	return coll, nil
 }
@@ -187,7 +189,7 @@ func decodeContainer(raw []byte) (*container, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, _ := objectMembers(raw)
+	ms, _ := document.ObjectMembers(raw)
 	spec, err := parseContainerSpec(raw, ms)
 	if err != nil {
 		return nil, fmt.Errorf("engine: corrupt container resource %s: %w", f.ID, err)
@@ -222,21 +224,21 @@ func decodeRID(s string, n int) ([]byte, error) {
 // checkResourceID applies Cosmos's rules for database and container ids.
 func checkResourceID(raw []byte, what string) (string, error) {
 	if raw == nil {
-		return "", badRequest("The input content is invalid because the required properties - 'id; ' - are missing")
+		return "", dberr.BadRequest("The input content is invalid because the required properties - 'id; ' - are missing")
 	}
 	if raw[0] != '"' {
-		return "", badRequest("The %s id must be a string; found %s.", what, truncate(raw, 64))
+		return "", dberr.BadRequest("The %s id must be a string; found %s.", what, document.Truncate(raw, 64))
 	}
-	id := unquote(raw)
+	id := document.Unquote(raw)
 	switch {
 	case id == "":
-		return "", badRequest("The %s id must not be empty.", what)
+		return "", dberr.BadRequest("The %s id must not be empty.", what)
 	case len(id) > 255:
-		return "", badRequest("The %s id is %d characters long; the maximum is 255.", what, len(id))
+		return "", dberr.BadRequest("The %s id is %d characters long; the maximum is 255.", what, len(id))
 	case strings.ContainsAny(id, "/\\?#"):
-		return "", badRequest("The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters and that does not contain '/', '\\', '?' or '#'.", id)
+		return "", dberr.BadRequest("The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters and that does not contain '/', '\\', '?' or '#'.", id)
 	case strings.HasSuffix(id, " "):
-		return "", badRequest("The input name '%s' is invalid. A %s id must not end with a space.", id, what)
+		return "", dberr.BadRequest("The input name '%s' is invalid. A %s id must not end with a space.", id, what)
 	}
 	return id, nil
 }
@@ -273,11 +275,11 @@ type ThroughputHeaders struct {
 func parseThroughput(h ThroughputHeaders) (*Throughput, error) {
 	switch {
 	case h.Offer != "" && h.Autopilot != "":
-		return nil, badRequest("Specify either manual throughput (x-ms-offer-throughput) or autoscale (x-ms-cosmos-offer-autopilot-settings), not both.")
+		return nil, dberr.BadRequest("Specify either manual throughput (x-ms-offer-throughput) or autoscale (x-ms-cosmos-offer-autopilot-settings), not both.")
 	case h.Offer != "":
 		var n int
 		if _, err := fmt.Sscanf(h.Offer, "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(h.Offer) {
-			return nil, badRequest("The x-ms-offer-throughput header %q is not an integer.", h.Offer)
+			return nil, dberr.BadRequest("The x-ms-offer-throughput header %q is not an integer.", h.Offer)
 		}
 		return &Throughput{Manual: n}, checkThroughput(Throughput{Manual: n})
 	case h.Autopilot != "":
@@ -285,7 +287,7 @@ func parseThroughput(h ThroughputHeaders) (*Throughput, error) {
 			MaxThroughput int `json:"maxThroughput"`
 		}
 		if err := json.Unmarshal([]byte(h.Autopilot), &in); err != nil {
-			return nil, badRequest("The x-ms-cosmos-offer-autopilot-settings header is not valid JSON: %v.", err)
+			return nil, dberr.BadRequest("The x-ms-cosmos-offer-autopilot-settings header is not valid JSON: %v.", err)
 		}
 		t := Throughput{AutoscaleMax: in.MaxThroughput}
 		return &t, checkThroughput(t)
@@ -297,10 +299,10 @@ func checkThroughput(t Throughput) error {
 	switch {
 	case t.AutoscaleMax != 0:
 		if t.AutoscaleMax < 1000 || t.AutoscaleMax%1000 != 0 {
-			return badRequest("The autoscale max throughput %d is invalid; it must be at least 1000 RU/s and a multiple of 1000.", t.AutoscaleMax)
+			return dberr.BadRequest("The autoscale max throughput %d is invalid; it must be at least 1000 RU/s and a multiple of 1000.", t.AutoscaleMax)
 		}
 	case t.Manual < 400 || t.Manual%100 != 0:
-		return badRequest("The offer throughput %d is invalid; it must be at least 400 RU/s and a multiple of 100.", t.Manual)
+		return dberr.BadRequest("The offer throughput %d is invalid; it must be at least 400 RU/s and a multiple of 100.", t.Manual)
 	}
 	return nil
 }
@@ -313,7 +315,7 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 	if err != nil {
 		return Resource{}, err
 	}
-	id, err := checkResourceID(lookup(ms, "id"), "database")
+	id, err := checkResourceID(document.Lookup(ms, "id"), "database")
 	if err != nil {
 		return Resource{}, err
 	}
@@ -342,9 +344,9 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 		rid[0], rid[1], rid[2], rid[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 		ridStr := ridString(rid[:])
 		etag := resourceEtag(n)
-		raw := withSystemProps(nil, body, ms, systemProps{
-			rid: ridStr, self: "dbs/" + ridStr + "/", etag: etag, ts: now,
-			extra: [][2]string{{"_colls", "colls/"}, {"_users", "users/"}},
+		raw := document.WithSystemProps(nil, body, ms, document.SystemProps{
+			RID: ridStr, Self: "dbs/" + ridStr + "/", Etag: etag, Ts: now,
+			Extra: [][2]string{{"_colls", "colls/"}, {"_users", "users/"}},
 		})
 		db = &database{id: id, rid: rid, ridStr: ridStr, raw: raw, etag: etag, colls: map[string]*container{}}
 		if tp != nil {
@@ -408,7 +410,7 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 	cat := e.catalogSnapshot()
 	db, ok := cat.dbs[id]
 	if !ok {
-		return Resource{}, notFound("Resource Not Found. The database '%s' does not exist.", id)
+		return Resource{}, dberr.NotFound("Resource Not Found. The database '%s' does not exist.", id)
 	}
 	err := e.store.Update(ctx, func(w storage.Writer) error {
 		if _, err := nextNumber(w); err != nil { // tells other nodes the catalog changed
@@ -443,19 +445,19 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 
 // objectBody validates that body is one JSON object that every later
 // stage can handle and returns its members.
-func objectBody(body []byte) ([]member, error) {
+func objectBody(body []byte) ([]document.Member, error) {
 	if !json.Valid(body) {
-		return nil, badRequest("The request body is not valid JSON. %s", jsonErrorDetail(body))
+		return nil, dberr.BadRequest("The request body is not valid JSON. %s", jsonErrorDetail(body))
 	}
 	if !utf8.Valid(body) {
-		return nil, badRequest("The request body is not valid UTF-8.")
+		return nil, dberr.BadRequest("The request body is not valid UTF-8.")
 	}
-	if err := checkShape(body); err != nil {
+	if err := document.CheckShape(body); err != nil {
 		return nil, err
 	}
-	ms, ok := objectMembers(body)
+	ms, ok := document.ObjectMembers(body)
 	if !ok {
-		return nil, badRequest("The request body must be a JSON object.")
+		return nil, dberr.BadRequest("The request body must be a JSON object.")
 	}
 	return ms, nil
 }
@@ -481,7 +483,7 @@ func rebuild(pairs []kv) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(appendQuoted(nil, p.key))
+		b.Write(document.AppendQuoted(nil, p.key))
 		b.WriteByte(':')
 		b.Write(p.val)
 	}

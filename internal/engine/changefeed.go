@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -93,7 +95,7 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 	if err != nil {
 		return ChangeFeedResult{}, err
 	}
-	inRange, err := c.epkFilter(req.StartEPK, req.EndEPK)
+	inRange, err := c.pk.EPKFilter(req.StartEPK, req.EndEPK)
 	if err != nil {
 		return ChangeFeedResult{}, err
 	}
@@ -206,10 +208,10 @@ func (f *feedScan) scanLatest(r storage.Reader, start, end uint64) (uint64, erro
 		}
 		f.loaded++
 		f.loadedBytes += len(item.doc)
-		if !visible || item.h.ts < f.since {
+		if !visible || item.h.Ts < f.since {
 			continue
 		}
-		row := appendWithLSN(make([]byte, 0, len(item.doc)+24), item.doc, item.h.lsn)
+		row := appendWithLSN(make([]byte, 0, len(item.doc)+24), item.doc, item.h.LSN)
 		f.rows = append(f.rows, row)
 		f.outBytes += len(row)
 		if f.full() {
@@ -252,13 +254,13 @@ func (f *feedScan) scanLog(r storage.Reader, start, end uint64) (uint64, error) 
 // mode that do not depend on stored state.
 func checkAllVersionsRequest(c *container, req ChangeFeedRequest) error {
 	if c.logRetention() == 0 {
-		return badRequest("The all versions and deletes change feed (A-IM: Full-Fidelity Feed) needs a change feed policy: set the container's changeFeedPolicy.retentionDuration (minutes), e.g. {\"changeFeedPolicy\": {\"retentionDuration\": 60}}, then read changes made after that.")
+		return dberr.BadRequest("The all versions and deletes change feed (A-IM: Full-Fidelity Feed) needs a change feed policy: set the container's changeFeedPolicy.retentionDuration (minutes), e.g. {\"changeFeedPolicy\": {\"retentionDuration\": 60}}, then read changes made after that.")
 	}
 	if !req.Since.IsZero() {
-		return badRequest("The all versions and deletes change feed cannot start from a point in time (If-Modified-Since); start from now (If-None-Match: *) or from a continuation.")
+		return dberr.BadRequest("The all versions and deletes change feed cannot start from a point in time (If-Modified-Since); start from now (If-None-Match: *) or from a continuation.")
 	}
 	if req.IfNoneMatch == "" {
-		return badRequest("The all versions and deletes change feed cannot start from the beginning; start from now (If-None-Match: *) or from a continuation.")
+		return dberr.BadRequest("The all versions and deletes change feed cannot start from the beginning; start from now (If-None-Match: *) or from a continuation.")
 	}
 	return nil
 }
@@ -270,7 +272,7 @@ func checkNotTrimmed(r storage.Reader, c *container, start uint64) error {
 	if err != nil || start >= first {
 		return err
 	}
-	return badRequest("The change feed continuation (LSN %d) is older than the container's change feed retention of %d minutes: changes before LSN %d were removed. Start again from now (If-None-Match: *).", start, c.logRetention(), first)
+	return dberr.BadRequest("The change feed continuation (LSN %d) is older than the container's change feed retention of %d minutes: changes before LSN %d were removed. Start again from now (If-None-Match: *).", start, c.logRetention(), first)
 }
 
 // logStart is the first LSN the change log still holds: everything
@@ -300,7 +302,7 @@ func parseFeedContinuation(s string) (uint64, error) {
 	v = strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`)
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil || n == 0 {
-		return 0, badRequest("The change feed continuation If-None-Match %q is not one this server issued: send the etag of an earlier change feed response, or * to start from now.", truncate([]byte(s), 64))
+		return 0, dberr.BadRequest("The change feed continuation If-None-Match %q is not one this server issued: send the etag of an earlier change feed response, or * to start from now.", document.Truncate([]byte(s), 64))
 	}
 	return n, nil
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 )
 
 // The change log: what the all-versions-and-deletes change feed serves.
@@ -34,17 +37,17 @@ func parseChangeFeedPolicy(raw []byte) (int64, error) {
 	if raw == nil || string(raw) == "null" {
 		return 0, nil
 	}
-	ms, ok := objectMembers(raw)
+	ms, ok := document.ObjectMembers(raw)
 	if !ok {
-		return 0, badRequest("The changeFeedPolicy must be an object such as {\"retentionDuration\": 60} (minutes).")
+		return 0, dberr.BadRequest("The changeFeedPolicy must be an object such as {\"retentionDuration\": 60} (minutes).")
 	}
-	v := lookup(ms, "retentionDuration")
+	v := document.Lookup(ms, "retentionDuration")
 	if v == nil || string(v) == "null" {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil || n < 0 || n > maxLogRetention {
-		return 0, badRequest("The changeFeedPolicy.retentionDuration %s is invalid; it is a whole number of minutes from 0 to %d, e.g. {\"retentionDuration\": 60}.", truncate(v, 40), int64(maxLogRetention))
+		return 0, dberr.BadRequest("The changeFeedPolicy.retentionDuration %s is invalid; it is a whole number of minutes from 0 to %d, e.g. {\"retentionDuration\": 60}.", document.Truncate(v, 40), int64(maxLogRetention))
 	}
 	return n, nil
 }
@@ -116,7 +119,7 @@ func (r changeRecord) encode(c *container) []byte {
 		b = append(b, `,"timeToLiveExpired":`...)
 		b = strconv.AppendBool(b, r.expired)
 		b = append(b, `,"id":`...)
-		b = appendQuoted(b, r.id)
+		b = document.AppendQuoted(b, r.id)
 		b = append(b, `,"partitionKey":`...)
 		b = appendPKObject(b, c.pk, r.pkEnc)
 	}
@@ -154,24 +157,24 @@ func appendWithLSN(dst, doc []byte, lsn uint64) []byte {
 // it: an object from each path (without its leading '/', nested paths
 // joined by '/') to its value, every level of a hierarchical key present.
 // A level the item lacks ("None") is left out.
-func appendPKObject(dst []byte, def pkDef, pkEnc []byte) []byte {
-	pk, _, err := decodePK(pkEnc, len(def.paths))
+func appendPKObject(dst []byte, def document.PKDef, pkEnc []byte) []byte {
+	pk, _, err := document.DecodePK(pkEnc, len(def.Paths))
 	dst = append(dst, '{')
 	if err != nil {
 		return append(dst, '}')
 	}
 	first := true
 	for i, c := range pk {
-		if c.kind == pkNone {
+		if c.Kind == document.PKNone {
 			continue
 		}
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = appendQuoted(dst, strings.Join(def.paths[i], "/"))
+		dst = document.AppendQuoted(dst, strings.Join(def.Paths[i], "/"))
 		dst = append(dst, ':')
-		v := PartitionKey{c}.appendJSON(nil) // "[value]"
+		v := document.PartitionKey{c}.AppendJSON(nil) // "[value]"
 		dst = append(dst, v[1:len(v)-1]...)
 	}
 	return append(dst, '}')

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -57,12 +58,12 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	for it.Next() {
 		docs++
 		key := it.Key()
-		h, _, err := decodeItem(it.Value())
+		h, _, err := document.DecodeItem(it.Value())
 		if err != nil {
 			report("%s: item %x: %v", c.label(), key, err)
 			continue
 		}
-		pk, rest, err := decodePK(key[len(prefix):], len(c.pk.paths))
+		pk, rest, err := document.DecodePK(key[len(prefix):], len(c.pk.Paths))
 		if err != nil {
 			report("%s: item key %x: %v", c.label(), key, err)
 			continue
@@ -72,17 +73,17 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 			report("%s: item key %x: %v", c.label(), key, err)
 			continue
 		}
-		if h.lsn > st.lsn || h.ts > st.lastTs {
-			report("%s: item %q has lsn %d, _ts %d beyond the container's %d, %d", c.label(), id, h.lsn, h.ts, st.lsn, st.lastTs)
+		if h.LSN > st.lsn || h.Ts > st.lastTs {
+			report("%s: item %q has lsn %d, _ts %d beyond the container's %d, %d", c.label(), id, h.LSN, h.Ts, st.lsn, st.lastTs)
 		}
-		if k := expiryKey(c, h, pk.encode(nil), string(id)); k != nil {
+		if k := expiryKey(c, h, pk.Encode(nil), string(id)); k != nil {
 			expiring++
 			if _, err := r.Get(k); err != nil {
 				report("%s: item %q lacks its expiry entry: %v", c.label(), id, err)
 			}
 		}
-		if _, err := r.Get(latestKey(c.rid, h.lsn)); err != nil {
-			report("%s: item %q lacks its latest-version entry at lsn %d: %v", c.label(), id, h.lsn, err)
+		if _, err := r.Get(latestKey(c.rid, h.LSN)); err != nil {
+			report("%s: item %q lacks its latest-version entry at lsn %d: %v", c.label(), id, h.LSN, err)
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -140,7 +141,7 @@ func checkIndex(r storage.Reader, c *container, report func(string, ...any)) err
 	base := indexPrefix(c.rid)
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	for it.Next() {
-		_, doc, err := decodeItem(it.Value())
+		_, doc, err := document.DecodeItem(it.Value())
 		if err != nil {
 			continue // reported by checkContainer
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -158,7 +159,7 @@ func (e *Engine) database(id string) (*database, error) {
 		db, ok = e.catalogSnapshot().dbs[id]
 	}
 	if !ok {
-		return nil, notFound("Resource Not Found. The database '%s' does not exist.", id)
+		return nil, dberr.NotFound("Resource Not Found. The database '%s' does not exist.", id)
 	}
 	return db, nil
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -15,7 +17,7 @@ import (
 
 // containerSpec is what the engine interprets of a container body.
 type containerSpec struct {
-	pk           pkDef
+	pk           document.PKDef
 	ttl          ttl.Default
 	indexingNone bool
 	// index is the compiled indexingPolicy (indexpolicy.go).
@@ -36,31 +38,31 @@ var containerDefaults = []kv{
 }
 
 // parseContainerSpec validates a container body's interpreted fields.
-func parseContainerSpec(body []byte, ms []member) (containerSpec, error) {
+func parseContainerSpec(body []byte, ms []document.Member) (containerSpec, error) {
 	var spec containerSpec
-	pkRaw := lookup(ms, "partitionKey")
+	pkRaw := document.Lookup(ms, "partitionKey")
 	if pkRaw == nil || string(pkRaw) == "null" {
 		pkRaw = defaultPartitionKey
 	}
-	pk, err := parsePKDef(pkRaw)
+	pk, err := document.ParsePKDef(pkRaw)
 	if err != nil {
 		return spec, err
 	}
 	spec.pk = pk
-	if spec.ttl, err = ttl.ParseDefault(lookup(ms, "defaultTtl")); err != nil {
+	if spec.ttl, err = ttl.ParseDefault(document.Lookup(ms, "defaultTtl")); err != nil {
 		return spec, &Error{Kind: KindBadRequest, Message: err.Error()}
 	}
-	if spec.index, err = parseIndexingPolicy(lookup(ms, "indexingPolicy")); err != nil {
+	if spec.index, err = parseIndexingPolicy(document.Lookup(ms, "indexingPolicy")); err != nil {
 		return spec, err
 	}
 	spec.indexingNone = spec.index.none
 	if spec.indexingNone && spec.ttl.On() {
 		return spec, &Error{Kind: KindBadRequest, Message: ttl.ErrIndexingNone.Error()}
 	}
-	if p := lookup(ms, "ttlPropertyPath"); p != nil && string(p) != "null" && !spec.ttl.On() {
-		return spec, badRequest("The ttlPropertyPath can only be specified together with defaultTtl.")
+	if p := document.Lookup(ms, "ttlPropertyPath"); p != nil && string(p) != "null" && !spec.ttl.On() {
+		return spec, dberr.BadRequest("The ttlPropertyPath can only be specified together with defaultTtl.")
 	}
-	if spec.logRetention, err = parseChangeFeedPolicy(lookup(ms, "changeFeedPolicy")); err != nil {
+	if spec.logRetention, err = parseChangeFeedPolicy(document.Lookup(ms, "changeFeedPolicy")); err != nil {
 		return spec, err
 	}
 	return spec, nil
@@ -69,27 +71,27 @@ func parseContainerSpec(body []byte, ms []member) (containerSpec, error) {
 // containerBody normalizes a client's container body: the client's
 // members in order (system properties dropped), partitionKey with its
 // kind filled in, and server defaults for what the client left out.
-func containerBody(ms []member, spec containerSpec) []byte {
+func containerBody(ms []document.Member, spec containerSpec) []byte {
 	pairs := make([]kv, 0, len(ms)+4)
 	seen := map[string]bool{}
 	for _, m := range ms {
-		if isSystemProperty(m.key) || isContainerLink(m.key) {
+		if document.IsSystemProperty(m.Key) || isContainerLink(m.Key) {
 			continue
 		}
-		if seen[m.key] {
+		if seen[m.Key] {
 			for i := range pairs {
-				if pairs[i].key == m.key {
-					pairs[i].val = m.val
+				if pairs[i].key == m.Key {
+					pairs[i].val = m.Val
 				}
 			}
 			continue
 		}
-		seen[m.key] = true
-		val := m.val
-		if m.key == "partitionKey" {
-			val = pkDefJSON(m.val, spec.pk)
+		seen[m.Key] = true
+		val := m.Val
+		if m.Key == "partitionKey" {
+			val = pkDefJSON(m.Val, spec.pk)
 		}
-		pairs = append(pairs, kv{m.key, val})
+		pairs = append(pairs, kv{m.Key, val})
 	}
 	if !seen["partitionKey"] {
 		pairs = append(pairs, kv{"partitionKey", pkDefJSON(defaultPartitionKey, spec.pk)})
@@ -103,13 +105,13 @@ func containerBody(ms []member, spec containerSpec) []byte {
 }
 
 // pkDefJSON returns the client's partitionKey object with kind set.
-func pkDefJSON(raw []byte, def pkDef) []byte {
+func pkDefJSON(raw []byte, def document.PKDef) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		m = map[string]json.RawMessage{}
 	}
 	if _, ok := m["kind"]; !ok {
-		m["kind"], _ = json.Marshal(def.kind)
+		m["kind"], _ = json.Marshal(def.Kind)
 	}
 	// Paths first, as the service writes them.
 	out := []kv{{"paths", m["paths"]}, {"kind", m["kind"]}}
@@ -134,8 +136,8 @@ func isContainerLink(key string) bool {
 	return false
 }
 
-func containerProps(rid, self, etag string, ts int64) systemProps {
-	return systemProps{rid: rid, self: self, etag: etag, ts: ts, extra: [][2]string{
+func containerProps(rid, self, etag string, ts int64) document.SystemProps {
+	return document.SystemProps{RID: rid, Self: self, Etag: etag, Ts: ts, Extra: [][2]string{
 		{"_docs", "docs/"}, {"_sprocs", "sprocs/"}, {"_triggers", "triggers/"},
 		{"_udfs", "udfs/"}, {"_conflicts", "conflicts/"},
 	}}
@@ -147,7 +149,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	if err != nil {
 		return Resource{}, err
 	}
-	id, err := checkResourceID(lookup(ms, "id"), "container")
+	id, err := checkResourceID(document.Lookup(ms, "id"), "container")
 	if err != nil {
 		return Resource{}, err
 	}
@@ -167,7 +169,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	cat := e.catalogSnapshot()
 	db, ok := cat.dbs[dbID]
 	if !ok {
-		return Resource{}, notFound("Resource Not Found. The database '%s' does not exist.", dbID)
+		return Resource{}, dberr.NotFound("Resource Not Found. The database '%s' does not exist.", dbID)
 	}
 	if _, ok := db.colls[id]; ok {
 		return Resource{}, ErrConflict
@@ -178,7 +180,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		tp = &Throughput{Manual: 400}
 	}
 	norm := containerBody(ms, spec)
-	normMs, _ := objectMembers(norm)
+	normMs, _ := document.ObjectMembers(norm)
 	now := e.now().Unix()
 	var c *container
 	var off *offer
@@ -197,7 +199,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		c.ridStr = ridString(c.rid[:])
 		c.self = "dbs/" + db.ridStr + "/colls/" + c.ridStr + "/"
 		c.etag = resourceEtag(n)
-		c.raw = withSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
+		c.raw = document.WithSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
 		if tp != nil {
 			if off, err = writeOffer(w, *tp, c.ridStr, c.self, now); err != nil {
 				return err
@@ -264,12 +266,12 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	if err != nil {
 		return Resource{}, err
 	}
-	bodyID, err := checkResourceID(lookup(ms, "id"), "container")
+	bodyID, err := checkResourceID(document.Lookup(ms, "id"), "container")
 	if err != nil {
 		return Resource{}, err
 	}
 	if bodyID != id {
-		return Resource{}, badRequest("The id '%s' in the request body does not match the container '%s' in the URL.", bodyID, id)
+		return Resource{}, dberr.BadRequest("The id '%s' in the request body does not match the container '%s' in the URL.", bodyID, id)
 	}
 	spec, err := parseContainerSpec(body, ms)
 	if err != nil {
@@ -289,10 +291,10 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 		return Resource{}, ErrPreconditionFailed
 	}
 	if !samePaths(old.pk, spec.pk) {
-		return Resource{}, badRequest("The partition key of a container cannot be changed. Its partition key is %s.", pkPaths(old.pk))
+		return Resource{}, dberr.BadRequest("The partition key of a container cannot be changed. Its partition key is %s.", pkPaths(old.pk))
 	}
 	norm := containerBody(ms, spec)
-	normMs, _ := objectMembers(norm)
+	normMs, _ := document.ObjectMembers(norm)
 	now := e.now().Unix()
 	c := *old
 	c.pk, c.ttl, c.indexingNone, c.retention = spec.pk, spec.ttl, spec.indexingNone, spec.logRetention
@@ -303,7 +305,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 			return err
 		}
 		c.etag = resourceEtag(n)
-		c.raw = withSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
+		c.raw = document.WithSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
 		if err := setIndexPolicy(w, &c); err != nil {
 			return err
 		}
@@ -323,24 +325,24 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
 }
 
-func samePaths(a, b pkDef) bool {
-	if a.kind != b.kind || len(a.paths) != len(b.paths) {
+func samePaths(a, b document.PKDef) bool {
+	if a.Kind != b.Kind || len(a.Paths) != len(b.Paths) {
 		return false
 	}
-	for i := range a.paths {
-		if strings.Join(a.paths[i], "/") != strings.Join(b.paths[i], "/") {
+	for i := range a.Paths {
+		if strings.Join(a.Paths[i], "/") != strings.Join(b.Paths[i], "/") {
 			return false
 		}
 	}
 	return true
 }
 
-func pkPaths(d pkDef) string {
-	ps := make([]string, len(d.paths))
-	for i, p := range d.paths {
+func pkPaths(d document.PKDef) string {
+	ps := make([]string, len(d.Paths))
+	for i, p := range d.Paths {
 		ps[i] = "/" + strings.Join(p, "/")
 	}
-	return strings.Join(ps, ", ") + " (" + d.kind + ")"
+	return strings.Join(ps, ", ") + " (" + d.Kind + ")"
 }
 
 // DeleteContainer deletes a container with all its items and its offer.
@@ -410,11 +412,11 @@ func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (b
 	rangeRID := ridString(append(c.rid[:], 2, 0, 0, 0, 0, 0, 0, 0))
 	var b bytes.Buffer
 	b.WriteString(`{"id":"0","_rid":`)
-	b.Write(appendQuoted(nil, rangeRID))
+	b.Write(document.AppendQuoted(nil, rangeRID))
 	b.WriteString(`,"_self":`)
-	b.Write(appendQuoted(nil, c.self+"pkranges/"+rangeRID+"/"))
+	b.Write(document.AppendQuoted(nil, c.self+"pkranges/"+rangeRID+"/"))
 	b.WriteString(`,"_etag":`)
-	b.Write(appendQuoted(nil, etag))
+	b.Write(document.AppendQuoted(nil, etag))
 	b.WriteString(`,"minInclusive":"","maxExclusive":"FF","ridPrefix":0,"throughputFraction":1,"status":"online","parents":[],"lsn":1,"_ts":0}`)
 	return b.Bytes(), etag, c.ridStr, nil
 }

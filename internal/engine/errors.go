@@ -1,73 +1,35 @@
 package engine
 
-import (
-	"errors"
-	"fmt"
-	"time"
+import "github.com/ebbdb/ebb/internal/engine/dberr"
 
-	"github.com/ebbdb/ebb/internal/storage"
+// The engine's client errors are dberr's, named here too so the gateway
+// speaks only to the engine.
+type (
+	Error = dberr.Error
+	Kind  = dberr.Kind
 )
-
-// Kind classifies an engine error; the gateway maps each kind to an HTTP
-// status and Cosmos error code in one table.
-type Kind int
 
 const (
-	KindBadRequest Kind = iota + 1
-	KindNotFound
-	KindConflict
-	KindPreconditionFailed
-	KindTooLarge
-	KindTooManyRequests
-	KindUnavailable
-	KindNotImplemented
-	KindGone
-	KindNotModified
+	KindBadRequest         = dberr.KindBadRequest
+	KindNotFound           = dberr.KindNotFound
+	KindConflict           = dberr.KindConflict
+	KindPreconditionFailed = dberr.KindPreconditionFailed
+	KindTooLarge           = dberr.KindTooLarge
+	KindTooManyRequests    = dberr.KindTooManyRequests
+	KindUnavailable        = dberr.KindUnavailable
+	KindNotImplemented     = dberr.KindNotImplemented
+	KindGone               = dberr.KindGone
+	KindNotModified        = dberr.KindNotModified
 )
 
-// Error is an error the client caused or must react to. Anything that is
-// not an *Error is an internal error (500).
-type Error struct {
-	Kind    Kind
-	Message string
-	// RetryAfter is set for KindTooManyRequests.
-	RetryAfter time.Duration
-	// SubStatus is Cosmos's x-ms-substatus, when it has one.
-	SubStatus int
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Sentinel errors with Cosmos's wording. Compare with errors.Is on Kind
-// via IsKind; the pointers themselves are shared and never mutated.
 var (
-	ErrNotFound           = &Error{Kind: KindNotFound, Message: "Entity with the specified id does not exist in the system."}
-	ErrConflict           = &Error{Kind: KindConflict, Message: "Entity with the specified id already exists in the system."}
-	ErrPreconditionFailed = &Error{Kind: KindPreconditionFailed, Message: "One of the specified pre-condition is not met."}
+	ErrNotFound           = dberr.ErrNotFound
+	ErrConflict           = dberr.ErrConflict
+	ErrPreconditionFailed = dberr.ErrPreconditionFailed
 )
-
-func badRequest(format string, args ...any) *Error {
-	return &Error{Kind: KindBadRequest, Message: fmt.Sprintf(format, args...)}
-}
-
-func notFound(format string, args ...any) *Error {
-	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
-}
 
 // IsKind reports whether err is an engine error of kind k.
-func IsKind(err error, k Kind) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == k
-}
+func IsKind(err error, k Kind) bool { return dberr.IsKind(err, k) }
 
-// ClientError returns err as the client is to see it: an error from a
-// storage backend that cannot be reached right now becomes an *Error of
-// KindUnavailable that names the cause. Engine errors, and errors it has
-// nothing to say about, are returned as they are.
-func ClientError(err error) error {
-	var e *Error
-	if errors.As(err, &e) || !errors.Is(err, storage.ErrUnavailable) {
-		return err
-	}
-	return &Error{Kind: KindUnavailable, Message: "The storage backend is unavailable right now: " + err.Error()}
-}
+// ClientError returns err as the client is to see it (see dberr).
+func ClientError(err error) error { return dberr.ClientError(err) }

@@ -76,27 +76,3 @@ func FuzzWriteItem(f *testing.F) {
 		_, _ = e.PatchItem(ctx, ItemRef{DB: "db", Coll: "c", ID: "a", PK: pkHeader, HasPK: true}, []byte(body), "")
 	})
 }
-
-// FuzzPartitionKeyHeader checks the header parser: errors are fine,
-// panics are not, and what parses re-encodes to a header that parses to
-// the same key.
-func FuzzPartitionKeyHeader(f *testing.F) {
-	for _, s := range []string{`["a"]`, `[5]`, `[true]`, `[null]`, `[{}]`, `[]`, `["a","b",3]`, `[`, `["\u00e9"]`, `[1e999]`, `[[1]]`, `{}`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, h string) {
-		pk, err := parsePKHeader(h)
-		if err != nil {
-			return
-		}
-		again, err := parsePKHeader(string(pk.appendJSON(nil)))
-		if err != nil || !again.equal(pk) {
-			t.Fatalf("%q parsed to %v, which re-encodes to %s and parses to %v, %v", h, pk, pk.appendJSON(nil), again, err)
-		}
-		enc := pk.encode(nil)
-		dec, rest, err := decodePK(enc, len(pk))
-		if err != nil || len(rest) != 0 || !dec.equal(pk) {
-			t.Fatalf("%q: key encoding does not round-trip: %v, %v", h, dec, err)
-		}
-	})
-}

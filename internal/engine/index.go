@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -365,7 +366,7 @@ func (w *entryWalker) pop(n int) {
 }
 
 func (w *entryWalker) object(raw []byte) {
-	ms, _ := objectMembers(raw)
+	ms, _ := document.ObjectMembers(raw)
 	var seen map[string]bool
 	if len(ms) > 8 {
 		seen = make(map[string]bool, len(ms))
@@ -373,15 +374,15 @@ func (w *entryWalker) object(raw []byte) {
 	for i := len(ms) - 1; i >= 0; i-- { // last wins
 		m := ms[i]
 		if seen != nil {
-			if seen[m.key] {
+			if seen[m.Key] {
 				continue
 			}
-			seen[m.key] = true
-		} else if slices.ContainsFunc(ms[i+1:], func(o member) bool { return o.key == m.key }) {
+			seen[m.Key] = true
+		} else if slices.ContainsFunc(ms[i+1:], func(o document.Member) bool { return o.Key == m.Key }) {
 			continue
 		}
-		n := w.push(pathSeg{name: m.key})
-		w.value(m.val)
+		n := w.push(pathSeg{name: m.Key})
+		w.value(m.Val)
 		w.pop(n)
 	}
 }
@@ -400,12 +401,12 @@ func (w *entryWalker) value(raw []byte) {
 		w.emit(idxArray, raw)
 		n := w.push(pathSeg{elem: true})
 		if !w.pol.prunes(w.segs) {
-			for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
-				end := skipValue(raw, i)
+			for i := document.SkipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+				end := document.SkipValue(raw, i)
 				w.value(raw[i:end])
-				i = skipSpace(raw, end)
+				i = document.SkipSpace(raw, end)
 				if i < len(raw) && raw[i] == ',' {
-					i = skipSpace(raw, i+1)
+					i = document.SkipSpace(raw, i+1)
 				}
 			}
 		}
@@ -445,7 +446,7 @@ func (w *entryWalker) composite(ci *compositeIndex, doc []byte) {
 			w.buf, ok = appendIndexValue(w.buf, indexKind(raw), raw)
 		}
 		if !ok {
-			w.buf = append(w.buf[:start], pkNone)
+			w.buf = append(w.buf[:start], document.PKNone)
 		}
 		if ci.desc[i] {
 			for j := start; j < len(w.buf); j++ {
@@ -460,7 +461,7 @@ func (w *entryWalker) composite(ci *compositeIndex, doc []byte) {
 // none (the last of duplicate names wins, as everywhere).
 func valueAt(doc []byte, path []pathSeg) []byte {
 	for _, s := range path {
-		if doc = memberValue(doc, s.name); doc == nil {
+		if doc = document.MemberValue(doc, s.name); doc == nil {
 			return nil
 		}
 	}
@@ -475,15 +476,15 @@ func indexKind(raw []byte) byte {
 	case '[':
 		return idxArray
 	case '"':
-		return pkString
+		return document.PKString
 	case 't':
-		return pkTrue
+		return document.PKTrue
 	case 'f':
-		return pkFalse
+		return document.PKFalse
 	case 'n':
-		return pkNull
+		return document.PKNull
 	}
-	return pkNumber
+	return document.PKNumber
 }
 
 // appendIndexValue appends the <value> encoding of raw, a JSON value of
@@ -491,13 +492,13 @@ func indexKind(raw []byte) byte {
 // false for a number float64 cannot hold.
 func appendIndexValue(dst []byte, kind byte, raw []byte) (out []byte, ok bool) {
 	switch kind {
-	case pkString:
+	case document.PKString:
 		body := raw[1 : len(raw)-1]
 		if bytes.IndexByte(body, '\\') >= 0 {
-			body = []byte(unquote(raw))
+			body = []byte(document.Unquote(raw))
 		}
 		return appendIndexString(dst, body), true
-	case pkNumber:
+	case document.PKNumber:
 		f, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil || math.IsInf(f, 0) {
 			return dst, false
@@ -511,7 +512,7 @@ func appendIndexNumber(dst []byte, f float64) []byte {
 	if f == 0 {
 		f = 0 // -0 is 0
 	}
-	return PartitionKey{{kind: pkNumber, num: f}}.encode(dst)
+	return document.PartitionKey{{Kind: document.PKNumber, Num: f}}.Encode(dst)
 }
 
 // skipIndexValue returns what follows the <value> at the start of b.
@@ -530,16 +531,16 @@ func skipValueX(b []byte, x byte) (rest []byte, exact bool, err error) {
 		return nil, false, keys.ErrMalformed
 	}
 	switch b[0] ^ x {
-	case pkNone, pkNull, pkFalse, pkTrue:
+	case document.PKNone, document.PKNull, document.PKFalse, document.PKTrue:
 		return b[1:], true, nil
 	case idxArray, idxObject:
 		return b[1:], false, nil
-	case pkNumber:
+	case document.PKNumber:
 		if len(b) < 9 {
 			return nil, false, keys.ErrMalformed
 		}
 		return b[9:], true, nil
-	case pkString:
+	case document.PKString:
 		for i := 1; i+1 < len(b); i++ {
 			if b[i]^x == 0 {
 				switch b[i+1] ^ x {
@@ -571,7 +572,7 @@ const idxTruncated = 0x02
 // appendIndexString appends the <value> encoding of a string: the
 // partition-key encoding, truncated beyond maxIndexedString bytes.
 func appendIndexString(dst, s []byte) []byte {
-	dst = append(dst, pkString)
+	dst = append(dst, document.PKString)
 	if len(s) <= maxIndexedString {
 		return keys.AppendBytes(dst, s)
 	}

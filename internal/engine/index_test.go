@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
@@ -35,7 +36,7 @@ func indexEntries(t testing.TB, e *Engine, coll string, withTs bool) []string {
 				return err
 			}
 			val := rest[:len(rest)-len(mustSkip(t, rest))]
-			_, rest, err = decodePK(mustSkip(t, rest), len(c.pk.paths))
+			_, rest, err = document.DecodePK(mustSkip(t, rest), len(c.pk.Paths))
 			if err != nil {
 				return err
 			}
@@ -71,11 +72,11 @@ func renderIndexValue(v []byte) string {
 	case idxObject:
 		return "{}"
 	}
-	pk, _, err := decodePK(v, 1)
+	pk, _, err := document.DecodePK(v, 1)
 	if err != nil {
 		return fmt.Sprintf("?%x", v)
 	}
-	return string(pk.appendJSON(nil)[1 : len(pk.appendJSON(nil))-1])
+	return string(pk.AppendJSON(nil)[1 : len(pk.AppendJSON(nil))-1])
 }
 
 func checkConsistent(t testing.TB, e *Engine) {

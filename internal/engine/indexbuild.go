@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -150,7 +151,7 @@ func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bo
 				more = true
 				break
 			}
-			_, doc, err := decodeItem(it.Value())
+			_, doc, err := document.DecodeItem(it.Value())
 			if err != nil {
 				it.Close()
 				return err
@@ -165,7 +166,7 @@ func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bo
 			return err
 		}
 		for _, it := range items {
-			_, rest, err := decodePK(it.suffix, len(c.pk.paths))
+			_, rest, err := document.DecodePK(it.suffix, len(c.pk.Paths))
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -240,7 +241,7 @@ func TestIndexStaleCatalog(t *testing.T) {
 		}
 	}
 	err := e.updateItems(ctx, stale, func(tx *itemTx) error {
-		_, err := tx.delete(docKey(stale.rid, PartitionKey{{kind: pkString, str: "p"}}.encode(nil), "002"), PartitionKey{{kind: pkString, str: "p"}}.encode(nil), "002", "")
+		_, err := tx.delete(docKey(stale.rid, document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil), "002"), document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil), "002", "")
 		return err
 	})
 	if err != nil {

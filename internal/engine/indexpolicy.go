@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 )
 
@@ -219,7 +221,7 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 		CompositeIndexes [][]compositePath `json:"compositeIndexes"`
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, badRequest("The indexingPolicy is invalid: %v.", err)
+		return nil, dberr.BadRequest("The indexingPolicy is invalid: %v.", err)
 	}
 	p := &indexPolicy{}
 	mode := strings.ToLower(in.IndexingMode)
@@ -229,7 +231,7 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 	case "none":
 		p.none = true
 	default:
-		return nil, badRequest("The indexing mode '%s' is invalid; use 'consistent' or 'none'.", in.IndexingMode)
+		return nil, dberr.BadRequest("The indexing mode '%s' is invalid; use 'consistent' or 'none'.", in.IndexingMode)
 	}
 	rootNamed := false
 	var inc, exc []string
@@ -240,7 +242,7 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 	}{{in.IncludedPaths, true, &inc}, {in.ExcludedPaths, false, &exc}} {
 		for _, ps := range list.specs {
 			if ps.Path == nil {
-				return nil, badRequest("An indexing path is missing its \"path\" property.")
+				return nil, dberr.BadRequest("An indexing path is missing its \"path\" property.")
 			}
 			r, err := parseIndexPath(*ps.Path)
 			if err != nil {
@@ -322,7 +324,7 @@ type compositePath struct {
 // compileComposite checks one composite index of a policy and compiles it.
 func compileComposite(spec []compositePath) (compositeIndex, error) {
 	if len(spec) < 2 {
-		return compositeIndex{}, badRequest("A composite index must have at least two paths; this one has %d. For one path the range index of includedPaths serves ORDER BY.", len(spec))
+		return compositeIndex{}, dberr.BadRequest("A composite index must have at least two paths; this one has %d. For one path the range index of includedPaths serves ORDER BY.", len(spec))
 	}
 	ci := compositeIndex{name: []byte{'('}}
 	for i, cp := range spec {
@@ -356,9 +358,9 @@ func (c compositePath) compile() (segs []pathSeg, desc bool, err error) {
 	case "descending":
 		desc = true
 	default:
-		return nil, false, badRequest("The composite index order '%s' is invalid; use 'ascending' or 'descending'.", c.Order)
+		return nil, false, dberr.BadRequest("The composite index order '%s' is invalid; use 'ascending' or 'descending'.", c.Order)
 	}
-	bad := badRequest("The composite index path '%s' is invalid; a composite path names one property, without wildcards or array steps, like /name or /address/city.", c.Path)
+	bad := dberr.BadRequest("The composite index path '%s' is invalid; a composite path names one property, without wildcards or array steps, like /name or /address/city.", c.Path)
 	if !strings.HasPrefix(c.Path, "/") || strings.HasSuffix(c.Path, "/?") || strings.HasSuffix(c.Path, "/*") {
 		return nil, false, bad
 	}
@@ -385,7 +387,7 @@ func (ci compositeIndex) canonical() []compositePath {
 // "/a/*", "/\"quoted key\"/?", "/a/[]/?".
 func parseIndexPath(s string) (indexRule, error) {
 	fail := func(pos int) (indexRule, error) {
-		return indexRule{}, badRequest("The indexing path '%s' could not be accepted, failed near position %d. Please ensure that the path is a valid path. Common errors include invalid characters or absence of quotes around labels.", s, pos)
+		return indexRule{}, dberr.BadRequest("The indexing path '%s' could not be accepted, failed near position %d. Please ensure that the path is a valid path. Common errors include invalid characters or absence of quotes around labels.", s, pos)
 	}
 	if !strings.HasPrefix(s, "/") {
 		return fail(0)
@@ -456,7 +458,7 @@ func appendPath(dst []byte, path []pathSeg) []byte {
 		} else if plainName(s.name) {
 			dst = append(dst, s.name...)
 		} else {
-			dst = appendQuoted(dst, s.name)
+			dst = document.AppendQuoted(dst, s.name)
 		}
 	}
 	return dst

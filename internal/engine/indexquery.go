@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -185,12 +186,12 @@ func chooseIndex(hints []query.IndexHint, pol *indexPolicy) (best *query.IndexHi
 func appendIndexScalar(dst []byte, v query.Value) []byte {
 	switch v.Kind() {
 	case query.Null:
-		return append(dst, pkNull)
+		return append(dst, document.PKNull)
 	case query.Bool:
 		if v.Bool() {
-			return append(dst, pkTrue)
+			return append(dst, document.PKTrue)
 		}
-		return append(dst, pkFalse)
+		return append(dst, document.PKFalse)
 	case query.Number:
 		return appendIndexNumber(dst, v.Number())
 	}
@@ -207,13 +208,13 @@ func longString(v query.Value) bool {
 func kindRange(k query.Kind) (lo, hi byte) {
 	switch k {
 	case query.Null:
-		return pkNull, pkNull + 1
+		return document.PKNull, document.PKNull + 1
 	case query.Bool:
-		return pkFalse, pkTrue + 1
+		return document.PKFalse, document.PKTrue + 1
 	case query.Number:
-		return pkNumber, pkNumber + 1
+		return document.PKNumber, document.PKNumber + 1
 	}
-	return pkString, pkString + 1
+	return document.PKString, document.PKString + 1
 }
 
 // newIndexPlan turns hint h into key ranges of container rid's index.
@@ -272,7 +273,7 @@ func newIndexPlan(rid [8]byte, h query.IndexHint, fp uint64, scope []byte) *inde
 			ip.ranges = append(ip.ranges, exact(query.StringValue(h.Prefix)))
 			break
 		}
-		k := keys.AppendString(with(pkString), h.Prefix)
+		k := keys.AppendString(with(document.PKString), h.Prefix)
 		k = k[:len(k)-2] // without the terminator: a prefix of every extension
 		ip.ranges = append(ip.ranges, keyRange{k, keys.PrefixEnd(k)})
 	case query.HintDefined:
@@ -503,7 +504,7 @@ func indexUtilization(used *indexPlan, potential []string) string {
 	var b strings.Builder
 	single := func(spec string) {
 		b.WriteString(`{"FilterExpression":"","IndexSpec":`)
-		b.Write(appendQuoted(nil, spec))
+		b.Write(document.AppendQuoted(nil, spec))
 		b.WriteString(`,"FilterPreciseSet":true,"IndexPreciseSet":true,"IndexImpactScore":"High"}`)
 	}
 	b.WriteString(`{"UtilizedSingleIndexes":[`)
@@ -524,7 +525,7 @@ func indexUtilization(used *indexPlan, potential []string) string {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.Write(appendQuoted(nil, p))
+			b.Write(document.AppendQuoted(nil, p))
 		}
 		b.WriteString(`],"IndexPreciseSet":true,"IndexImpactScore":"High"}`)
 	}

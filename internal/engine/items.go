@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -59,7 +61,7 @@ func (s collState) encode() []byte {
 func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
 	v, err := r.Get(collMetaKey(rid))
 	if errors.Is(err, storage.ErrNotFound) {
-		return collState{}, notFound("Resource Not Found. The container was deleted.")
+		return collState{}, dberr.NotFound("Resource Not Found. The container was deleted.")
 	}
 	if err != nil {
 		return collState{}, err
@@ -74,49 +76,14 @@ func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
 	}, nil
 }
 
-// itemHeader precedes each stored document: what the engine needs to
-// decide visibility and etags without parsing the JSON.
-type itemHeader struct {
-	ts  int64
-	ttl ttl.ItemTTL
-	lsn uint64
-	seq uint64
-}
-
-const (
-	headerVersion = 1
-	headerLen     = 1 + 8 + 4 + 8 + 8
-)
-
-func (h itemHeader) append(dst []byte) []byte {
-	dst = append(dst, headerVersion)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(h.ts))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(int32(h.ttl)))
-	dst = binary.BigEndian.AppendUint64(dst, h.lsn)
-	return binary.BigEndian.AppendUint64(dst, h.seq)
-}
-
-// decodeItem splits a stored value into its header and document JSON.
-func decodeItem(v []byte) (itemHeader, []byte, error) {
-	if len(v) < headerLen || v[0] != headerVersion {
-		return itemHeader{}, nil, fmt.Errorf("engine: corrupt item value (%d bytes)", len(v))
-	}
-	return itemHeader{
-		ts:  int64(binary.BigEndian.Uint64(v[1:])),
-		ttl: ttl.ItemTTL(int32(binary.BigEndian.Uint32(v[9:]))),
-		lsn: binary.BigEndian.Uint64(v[13:]),
-		seq: binary.BigEndian.Uint64(v[21:]),
-	}, v[headerLen:], nil
-}
-
 // expiryKey returns the expiry-index key for an item version, nil for an
 // item that can never expire (ttl = -1).
-func expiryKey(c *container, h itemHeader, pk []byte, id string) []byte {
+func expiryKey(c *container, h document.ItemHeader, pk []byte, id string) []byte {
 	switch {
-	case h.ttl > 0:
-		return expOwnKey(c.rid, h.ts+int64(h.ttl), pk, id)
-	case h.ttl == ttl.Absent:
-		return expTsKey(c.rid, h.ts, pk, id)
+	case h.TTL > 0:
+		return expOwnKey(c.rid, h.Ts+int64(h.TTL), pk, id)
+	case h.TTL == ttl.Absent:
+		return expTsKey(c.rid, h.Ts, pk, id)
 	}
 	return nil
 }
@@ -130,9 +97,9 @@ func (c *container) docRID(seq uint64) string {
 	return ridString(b[:])
 }
 
-func (c *container) resource(body []byte, h itemHeader, charge float64) Resource {
+func (c *container) resource(body []byte, h document.ItemHeader, charge float64) Resource {
 	return Resource{
-		Body: body, ETag: itemEtag(h.lsn), Charge: charge, Session: sessionToken(h.lsn),
+		Body: body, ETag: itemEtag(h.LSN), Charge: charge, Session: sessionToken(h.LSN),
 		ContentPath: c.ridStr, AltContentPath: "dbs/" + c.dbID + "/colls/" + c.id,
 	}
 }
@@ -145,43 +112,43 @@ func (e *Engine) resolve(ref ItemRef) (*container, error) {
 // checkItemID applies the service's rules for item ids.
 func checkItemID(raw []byte) (string, error) {
 	if raw == nil {
-		return "", badRequest("The input content is invalid because the required properties - 'id; ' - are missing")
+		return "", dberr.BadRequest("The input content is invalid because the required properties - 'id; ' - are missing")
 	}
 	if raw[0] != '"' {
-		return "", badRequest("The item id must be a string; found %s.", truncate(raw, 64))
+		return "", dberr.BadRequest("The item id must be a string; found %s.", document.Truncate(raw, 64))
 	}
-	id := unquote(raw)
+	id := document.Unquote(raw)
 	switch {
 	case id == "":
-		return "", badRequest("The item id must not be empty.")
+		return "", dberr.BadRequest("The item id must not be empty.")
 	case len(id) > maxIDBytes:
-		return "", badRequest("The item id is %d bytes long; the maximum is %d.", len(id), maxIDBytes)
+		return "", dberr.BadRequest("The item id is %d bytes long; the maximum is %d.", len(id), maxIDBytes)
 	case !utf8.ValidString(id):
-		return "", badRequest("The item id is not valid UTF-8.")
+		return "", dberr.BadRequest("The item id is not valid UTF-8.")
 	}
 	return id, nil
 }
 
 // pkFromRequest resolves the partition key a point request names.
-func (c *container) pkFromRequest(ref ItemRef) (PartitionKey, error) {
+func (c *container) pkFromRequest(ref ItemRef) (document.PartitionKey, error) {
 	if !ref.HasPK {
-		if len(c.pk.paths) == 1 && c.pk.paths[0][0] == "_partitionKey" {
-			return PartitionKey{{kind: pkNone}}, nil
+		if len(c.pk.Paths) == 1 && c.pk.Paths[0][0] == "_partitionKey" {
+			return document.PartitionKey{{Kind: document.PKNone}}, nil
 		}
-		return nil, badRequest("The partition key header x-ms-documentdb-partitionkey is required for this operation on a partitioned container.")
+		return nil, dberr.BadRequest("The partition key header x-ms-documentdb-partitionkey is required for this operation on a partitioned container.")
 	}
-	pk, err := parsePKHeader(ref.PK)
+	pk, err := document.ParsePKHeader(ref.PK)
 	if err != nil {
 		return nil, err
 	}
 	if len(pk) == 0 {
-		pk = make(PartitionKey, len(c.pk.paths))
+		pk = make(document.PartitionKey, len(c.pk.Paths))
 		for i := range pk {
-			pk[i] = pkComponent{kind: pkNone}
+			pk[i] = document.PKComponent{Kind: document.PKNone}
 		}
 	}
-	if len(pk) != len(c.pk.paths) {
-		return nil, badRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), pkPaths(c.pk), len(c.pk.paths))
+	if len(pk) != len(c.pk.Paths) {
+		return nil, dberr.BadRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), pkPaths(c.pk), len(c.pk.Paths))
 	}
 	return pk, nil
 }
@@ -189,9 +156,9 @@ func (c *container) pkFromRequest(ref ItemRef) (PartitionKey, error) {
 // prepared is a validated document ready to be stored.
 type prepared struct {
 	body  []byte
-	ms    []member
+	ms    []document.Member
 	id    string
-	pk    PartitionKey
+	pk    document.PartitionKey
 	pkEnc []byte
 	ttl   ttl.ItemTTL
 }
@@ -207,16 +174,16 @@ func (c *container) prepare(body []byte) (prepared, error) {
 		return prepared{}, err
 	}
 	p := prepared{body: body, ms: ms}
-	if p.id, err = checkItemID(lookup(ms, "id")); err != nil {
+	if p.id, err = checkItemID(document.Lookup(ms, "id")); err != nil {
 		return prepared{}, err
 	}
-	if p.pk, err = c.pk.fromDocument(body, ms); err != nil {
+	if p.pk, err = c.pk.FromDocument(body, ms); err != nil {
 		return prepared{}, err
 	}
-	if p.ttl, err = ttl.CheckItemTTL(lookup(ms, "ttl"), c.ttl); err != nil {
+	if p.ttl, err = ttl.CheckItemTTL(document.Lookup(ms, "ttl"), c.ttl); err != nil {
 		return prepared{}, &Error{Kind: KindBadRequest, Message: err.Error()}
 	}
-	p.pkEnc = p.pk.encode(nil)
+	p.pkEnc = p.pk.Encode(nil)
 	return p, nil
 }
 
@@ -224,16 +191,16 @@ func (c *container) prepare(body []byte) (prepared, error) {
 // document itself (prepare), that a replace's body names the item it
 // replaces (id), and that the document's partition key is the one the
 // request names (hdr; nil when the request names none).
-func (c *container) prepareWrite(kind WriteKind, body []byte, id string, hdr PartitionKey) (prepared, error) {
+func (c *container) prepareWrite(kind WriteKind, body []byte, id string, hdr document.PartitionKey) (prepared, error) {
 	p, err := c.prepare(body)
 	if err != nil {
 		return prepared{}, err
 	}
 	if kind == Replace && p.id != id {
-		return prepared{}, badRequest("The id '%s' in the request body does not match the id '%s' in the URL.", p.id, id)
+		return prepared{}, dberr.BadRequest("The id '%s' in the request body does not match the id '%s' in the URL.", p.id, id)
 	}
-	if len(hdr) > 0 && !hdr.equal(p.pk) {
-		return prepared{}, badRequest("PartitionKey extracted from document doesn't match the one specified in the header. The document's partition key is %s; the header says %s.", p.pk.appendJSON(nil), hdr.appendJSON(nil))
+	if len(hdr) > 0 && !hdr.Equal(p.pk) {
+		return prepared{}, dberr.BadRequest("document.PartitionKey extracted from document doesn't match the one specified in the header. The document's partition key is %s; the header says %s.", p.pk.AppendJSON(nil), hdr.AppendJSON(nil))
 	}
 	return p, nil
 }
@@ -245,9 +212,9 @@ func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, bod
 	if err != nil {
 		return Resource{}, err
 	}
-	var hdr PartitionKey
+	var hdr document.PartitionKey
 	if ref.HasPK {
-		if hdr, err = parsePKHeader(ref.PK); err != nil {
+		if hdr, err = document.ParsePKHeader(ref.PK); err != nil {
 			return Resource{}, err
 		}
 	}
@@ -293,7 +260,7 @@ type itemTx struct {
 	// logged: the container keeps the all-versions-and-deletes log.
 	logged bool
 	// wrote are the versions written, for the purger's deadlines.
-	wrote []itemHeader
+	wrote []document.ItemHeader
 }
 
 // updateItems runs fn in one storage transaction over c's items, with
@@ -342,7 +309,7 @@ func (t *itemTx) write(kind WriteKind, key []byte, p prepared, ifMatch string) (
 		return written{}, ErrNotFound
 	case ifMatch != "" && kind != Create && !exists:
 		return written{}, ErrNotFound
-	case ifMatch != "" && kind != Create && ifMatch != "*" && ifMatch != itemEtag(old.h.lsn):
+	case ifMatch != "" && kind != Create && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
 		return written{}, ErrPreconditionFailed
 	}
 	return t.put(key, p, old, exists)
@@ -357,7 +324,7 @@ func (t *itemTx) delete(key, pkEnc []byte, id, ifMatch string) (int, error) {
 		return 0, err
 	case !exists:
 		return 0, ErrNotFound
-	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.lsn):
+	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
 		return 0, ErrPreconditionFailed
 	}
 	v := itemVersion{key: key, pkEnc: pkEnc, id: id, storedItem: old}
@@ -367,7 +334,7 @@ func (t *itemTx) delete(key, pkEnc []byte, id, ifMatch string) (int, error) {
 // written is what put stored.
 type written struct {
 	doc     []byte
-	hdr     itemHeader
+	hdr     document.ItemHeader
 	created bool
 }
 
@@ -394,27 +361,27 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	}
 	st.lsn++
 	st.lastTs = max(st.lastTs, t.now)
-	h := itemHeader{ts: st.lastTs, ttl: p.ttl, lsn: st.lsn}
+	h := document.ItemHeader{Ts: st.lastTs, TTL: p.ttl, LSN: st.lsn}
 	if exists {
-		h.seq = old.h.seq // replaced in place: _rid is stable
+		h.Seq = old.h.Seq // replaced in place: _rid is stable
 		if k := expiryKey(c, old.h, p.pkEnc, p.id); k != nil {
 			if err := t.w.Delete(k); err != nil {
 				return written{}, err
 			}
 		}
-		if err := t.w.Delete(latestKey(c.rid, old.h.lsn)); err != nil {
+		if err := t.w.Delete(latestKey(c.rid, old.h.LSN)); err != nil {
 			return written{}, err
 		}
 	} else {
 		st.seq++
-		h.seq = st.seq
+		h.Seq = st.seq
 	}
-	rid := c.docRID(h.seq)
-	v := make([]byte, 0, headerLen+len(p.body)+160)
-	v = h.append(v)
-	v = withSystemProps(v, p.body, p.ms, systemProps{
-		rid: rid, self: c.self + "docs/" + rid + "/", etag: itemEtag(h.lsn), ts: h.ts,
-		extra: [][2]string{{"_attachments", "attachments/"}},
+	rid := c.docRID(h.Seq)
+	v := make([]byte, 0, document.HeaderLen+len(p.body)+160)
+	v = h.Append(v)
+	v = document.WithSystemProps(v, p.body, p.ms, document.SystemProps{
+		RID: rid, Self: c.self + "docs/" + rid + "/", Etag: itemEtag(h.LSN), Ts: h.Ts,
+		Extra: [][2]string{{"_attachments", "attachments/"}},
 	})
 	if err := t.w.Set(key, v); err != nil {
 		return written{}, err
@@ -424,19 +391,19 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 			return written{}, err
 		}
 	}
-	doc := v[headerLen:]
+	doc := v[document.HeaderLen:]
 	if err := indexPut(t.w, c, p.pkEnc, p.id, old, exists, doc); err != nil {
 		return written{}, err
 	}
-	if err := t.w.Set(latestKey(c.rid, h.lsn), latestSuffix(c, key)); err != nil {
+	if err := t.w.Set(latestKey(c.rid, h.LSN), latestSuffix(c, key)); err != nil {
 		return written{}, err
 	}
 	if t.logged {
-		rec := changeRecord{lsn: h.lsn, crts: h.ts, current: doc, pkEnc: p.pkEnc}
+		rec := changeRecord{lsn: h.LSN, crts: h.Ts, current: doc, pkEnc: p.pkEnc}
 		if exists {
-			rec.op, rec.previousLSN = opReplace, old.h.lsn
+			rec.op, rec.previousLSN = opReplace, old.h.LSN
 		}
-		if err := t.w.Set(logKey(c.rid, h.lsn), rec.encode(c)); err != nil {
+		if err := t.w.Set(logKey(c.rid, h.LSN), rec.encode(c)); err != nil {
 			return written{}, err
 		}
 	}
@@ -454,7 +421,7 @@ func (e *Engine) resolvePoint(ref ItemRef) (c *container, pkEnc, key []byte, err
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pkEnc = pk.encode(nil)
+	pkEnc = pk.Encode(nil)
 	return c, pkEnc, docKey(c.rid, pkEnc, ref.ID), nil
 }
 
@@ -484,7 +451,7 @@ func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (R
 	err = e.updateItems(ctx, c, func(t *itemTx) error {
 		n, err := t.delete(key, pkEnc, ref.ID, ifMatch)
 		if err == nil {
-			res = c.resource(nil, itemHeader{lsn: t.st.lsn}, chargeWrite(n))
+			res = c.resource(nil, document.ItemHeader{LSN: t.st.lsn}, chargeWrite(n))
 		}
 		return err
 	})
@@ -509,7 +476,7 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 			return err
 		}
 	}
-	if err := w.Delete(latestKey(c.rid, v.h.lsn)); err != nil {
+	if err := w.Delete(latestKey(c.rid, v.h.LSN)); err != nil {
 		return err
 	}
 	if err := w.Delete(v.key); err != nil {
@@ -522,7 +489,7 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 		return nil
 	}
 	rec := changeRecord{
-		op: opDelete, lsn: st.lsn, crts: st.lastTs, previousLSN: v.h.lsn, previous: v.doc,
+		op: opDelete, lsn: st.lsn, crts: st.lastTs, previousLSN: v.h.LSN, previous: v.doc,
 		expired: expired, id: v.id, pkEnc: v.pkEnc,
 	}
 	return w.Set(logKey(c.rid, st.lsn), rec.encode(c))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
@@ -273,8 +274,8 @@ func dumpState(e *Engine) string {
 			it := r.Scan([]byte{sp}, []byte{sp + 1}, false)
 			for it.Next() {
 				if sp == spaceDoc {
-					h, _, _ := decodeItem(it.Value())
-					out += fmt.Sprintf("doc %x ts=%d ttl=%d\n", it.Key()[9:], h.ts, h.ttl)
+					h, _, _ := document.DecodeItem(it.Value())
+					out += fmt.Sprintf("doc %x ts=%d ttl=%d\n", it.Key()[9:], h.Ts, h.TTL)
 				} else {
 					out += fmt.Sprintf("exp%d %x\n", sp, it.Key()[9:])
 				}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sort"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -36,16 +38,16 @@ func contentJSON(tp Throughput) []byte {
 
 func offerJSON(o *offer, content []byte, now int64) []byte {
 	pairs := []kv{
-		{"resource", appendQuoted(nil, o.resourceSelf)},
+		{"resource", document.AppendQuoted(nil, o.resourceSelf)},
 		{"offerType", []byte(`"Invalid"`)},
-		{"offerResourceId", appendQuoted(nil, o.resourceRID)},
+		{"offerResourceId", document.AppendQuoted(nil, o.resourceRID)},
 		{"offerVersion", []byte(`"V2"`)},
 		{"content", content},
-		{"id", appendQuoted(nil, o.id)},
+		{"id", document.AppendQuoted(nil, o.id)},
 	}
 	body := rebuild(pairs)
-	ms, _ := objectMembers(body)
-	return withSystemProps(nil, body, ms, systemProps{rid: o.id, self: "offers/" + o.id + "/", etag: o.etag, ts: now})
+	ms, _ := document.ObjectMembers(body)
+	return document.WithSystemProps(nil, body, ms, document.SystemProps{RID: o.id, Self: "offers/" + o.id + "/", Etag: o.etag, Ts: now})
 }
 
 // Offers returns every offer, ordered by id.
@@ -70,7 +72,7 @@ func (e *Engine) ReadOffer(ctx context.Context, id string) (Resource, error) {
 		o, ok = e.catalogSnapshot().offers[id]
 	}
 	if !ok {
-		return Resource{}, notFound("Resource Not Found. The offer '%s' does not exist.", id)
+		return Resource{}, dberr.NotFound("Resource Not Found. The offer '%s' does not exist.", id)
 	}
 	return Resource{Body: o.raw, ETag: o.etag, Charge: chargeCatalogRead}, nil
 }
@@ -91,10 +93,10 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 		OfferResourceID string `json:"offerResourceId"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
-		return Resource{}, badRequest("The offer is invalid: %v.", err)
+		return Resource{}, dberr.BadRequest("The offer is invalid: %v.", err)
 	}
 	if in.Content == nil {
-		return Resource{}, badRequest("The offer has no content; send content.offerThroughput or content.offerAutopilotSettings.maxThroughput.")
+		return Resource{}, dberr.BadRequest("The offer has no content; send content.offerThroughput or content.offerAutopilotSettings.maxThroughput.")
 	}
 	var tp Throughput
 	switch {
@@ -103,7 +105,7 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 	case in.Content.OfferThroughput != nil:
 		tp.Manual = *in.Content.OfferThroughput
 	default:
-		return Resource{}, badRequest("The offer content must have offerThroughput or offerAutopilotSettings.maxThroughput.")
+		return Resource{}, dberr.BadRequest("The offer content must have offerThroughput or offerAutopilotSettings.maxThroughput.")
 	}
 	if err := checkThroughput(tp); err != nil {
 		return Resource{}, err
@@ -116,13 +118,13 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 	cat := e.catalogSnapshot()
 	old, ok := cat.offers[id]
 	if !ok {
-		return Resource{}, notFound("Resource Not Found. The offer '%s' does not exist.", id)
+		return Resource{}, dberr.NotFound("Resource Not Found. The offer '%s' does not exist.", id)
 	}
 	if ifMatch != "" && ifMatch != "*" && ifMatch != old.etag {
 		return Resource{}, ErrPreconditionFailed
 	}
 	if in.OfferResourceID != "" && in.OfferResourceID != old.resourceRID {
-		return Resource{}, badRequest("The offer's offerResourceId cannot be changed.")
+		return Resource{}, dberr.BadRequest("The offer's offerResourceId cannot be changed.")
 	}
 	o := *old
 	now := e.now().Unix()

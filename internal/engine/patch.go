@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/query"
 )
 
@@ -28,9 +30,9 @@ type patchOp struct {
 // or the JS SDK's bare array of operations.
 func parsePatch(body []byte) (ops []patchOp, condition string, err error) {
 	if !json.Valid(body) {
-		return nil, "", badRequest("The patch body is not valid JSON. %s", jsonErrorDetail(body))
+		return nil, "", dberr.BadRequest("The patch body is not valid JSON. %s", jsonErrorDetail(body))
 	}
-	if b := body[skipSpace(body, 0)]; b == '[' {
+	if b := body[document.SkipSpace(body, 0)]; b == '[' {
 		err = json.Unmarshal(body, &ops)
 	} else {
 		var in struct {
@@ -41,13 +43,13 @@ func parsePatch(body []byte) (ops []patchOp, condition string, err error) {
 		ops, condition = in.Operations, in.Condition
 	}
 	if err != nil {
-		return nil, "", badRequest("The patch body is invalid: %v. Send {\"operations\": [{\"op\": \"set\", \"path\": \"/a\", \"value\": 1}]}.", err)
+		return nil, "", dberr.BadRequest("The patch body is invalid: %v. Send {\"operations\": [{\"op\": \"set\", \"path\": \"/a\", \"value\": 1}]}.", err)
 	}
 	if len(ops) == 0 {
-		return nil, "", badRequest("The patch has no operations.")
+		return nil, "", dberr.BadRequest("The patch has no operations.")
 	}
 	if len(ops) > maxPatchOperations {
-		return nil, "", badRequest("The patch has %d operations; at most %d are allowed in one request.", len(ops), maxPatchOperations)
+		return nil, "", dberr.BadRequest("The patch has %d operations; at most %d are allowed in one request.", len(ops), maxPatchOperations)
 	}
 	for i := range ops {
 		if err := ops[i].check(i); err != nil {
@@ -60,33 +62,33 @@ func parsePatch(body []byte) (ops []patchOp, condition string, err error) {
 func (op *patchOp) check(i int) error {
 	var err error
 	if op.path, err = pointer(op.Path); err != nil {
-		return badRequest("Patch operation %d: the path '%s' is invalid: %v.", i+1, op.Path, err)
+		return dberr.BadRequest("Patch operation %d: the path '%s' is invalid: %v.", i+1, op.Path, err)
 	}
 	switch op.Op {
 	case "add", "set", "replace", "incr":
 		if op.Value == nil {
-			return badRequest("Patch operation %d (%s %s) needs a value.", i+1, op.Op, op.Path)
+			return dberr.BadRequest("Patch operation %d (%s %s) needs a value.", i+1, op.Op, op.Path)
 		}
 		if op.value, err = query.ParseJSON(op.Value); err != nil {
-			return badRequest("Patch operation %d (%s %s): the value is invalid: %v.", i+1, op.Op, op.Path, err)
+			return dberr.BadRequest("Patch operation %d (%s %s): the value is invalid: %v.", i+1, op.Op, op.Path, err)
 		}
 		if op.Op == "incr" && op.value.Kind() != query.Number {
-			return badRequest("Patch operation %d (incr %s): the value must be a number.", i+1, op.Path)
+			return dberr.BadRequest("Patch operation %d (incr %s): the value must be a number.", i+1, op.Path)
 		}
 	case "remove":
 	case "move":
 		if op.from, err = pointer(op.From); err != nil {
-			return badRequest("Patch operation %d (move): the from path '%s' is invalid: %v.", i+1, op.From, err)
+			return dberr.BadRequest("Patch operation %d (move): the from path '%s' is invalid: %v.", i+1, op.From, err)
 		}
 		if strings.HasPrefix(op.Path+"/", op.From+"/") {
-			return badRequest("Patch operation %d (move): cannot move '%s' into its own child '%s'.", i+1, op.From, op.Path)
+			return dberr.BadRequest("Patch operation %d (move): cannot move '%s' into its own child '%s'.", i+1, op.From, op.Path)
 		}
 	default:
-		return badRequest("Patch operation %d: the operation '%s' is not one of add, set, replace, remove, incr, move.", i+1, op.Op)
+		return dberr.BadRequest("Patch operation %d: the operation '%s' is not one of add, set, replace, remove, incr, move.", i+1, op.Op)
 	}
 	switch op.path[0] {
 	case "id", "_rid", "_self", "_etag", "_ts", "_attachments":
-		return badRequest("Patch operation %d: the system property '/%s' cannot be patched.", i+1, op.path[0])
+		return dberr.BadRequest("Patch operation %d: the system property '/%s' cannot be patched.", i+1, op.path[0])
 	}
 	return nil
 }
@@ -106,7 +108,7 @@ func pointer(p string) ([]string, error) {
 // apply runs op on doc in place.
 func (op *patchOp) apply(doc query.Value, n int) error {
 	fail := func(format string, args ...any) error {
-		return badRequest("Patch operation %d (%s %s): %s", n, op.Op, op.Path, fmt.Sprintf(format, args...))
+		return dberr.BadRequest("Patch operation %d (%s %s): %s", n, op.Op, op.Path, fmt.Sprintf(format, args...))
 	}
 	if op.Op == "move" {
 		v, err := remove(doc, op.from)
@@ -272,7 +274,7 @@ func (c *container) parsePatchRequest(body []byte) (patchRequest, error) {
 	}
 	for _, op := range ops {
 		if op.pathTouchesPK(c.pk) {
-			return patchRequest{}, badRequest("Patch operation %s %s would change the partition key %s, which cannot be patched.", op.Op, op.Path, pkPaths(c.pk))
+			return patchRequest{}, dberr.BadRequest("Patch operation %s %s would change the partition key %s, which cannot be patched.", op.Op, op.Path, pkPaths(c.pk))
 		}
 	}
 	pr := patchRequest{ops: ops}
@@ -293,7 +295,7 @@ func (t *itemTx) patch(key []byte, pr patchRequest, ifMatch string) (written, er
 		return written{}, err
 	case !exists:
 		return written{}, ErrNotFound
-	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.lsn):
+	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
 		return written{}, ErrPreconditionFailed
 	}
 	if pr.filter != nil {
@@ -324,9 +326,9 @@ func (t *itemTx) patch(key []byte, pr patchRequest, ifMatch string) (written, er
 
 // pathTouchesPK reports whether op writes or removes a partition key path
 // or one of its ancestors.
-func (op *patchOp) pathTouchesPK(def pkDef) bool {
+func (op *patchOp) pathTouchesPK(def document.PKDef) bool {
 	touches := func(path []string) bool {
-		for _, kp := range def.paths {
+		for _, kp := range def.Paths {
 			n := min(len(path), len(kp))
 			if strings.Join(path[:n], "/") == strings.Join(kp[:n], "/") {
 				return true

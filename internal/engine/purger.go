@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -107,8 +108,8 @@ func (p *purger) signal() {
 
 // noteWrite brings the container's deadline forward if the item just
 // written expires before it.
-func (p *purger) noteWrite(c *container, h itemHeader) {
-	at, ok := ttl.ExpireAt(h.ts, h.ttl, c.ttl)
+func (p *purger) noteWrite(c *container, h document.ItemHeader) {
+	at, ok := ttl.ExpireAt(h.Ts, h.TTL, c.ttl)
 	if !ok {
 		return
 	}
@@ -453,7 +454,7 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 				}
 				purged++
 				ru += chargeWrite(len(old.doc))
-				at, _ := ttl.ExpireAt(old.h.ts, old.h.ttl, c.ttl)
+				at, _ := ttl.ExpireAt(old.h.Ts, old.h.TTL, c.ttl)
 				expiries = append(expiries, at)
 			}
 			if purged == 0 {
@@ -535,7 +536,7 @@ func dueEntries(store storage.Store, c *container, from cursor, now int64, limit
 				if err != nil {
 					return nil, err
 				}
-				_, afterPK, err := decodePK(rest, len(c.pk.paths))
+				_, afterPK, err := document.DecodePK(rest, len(c.pk.Paths))
 				if err != nil {
 					return nil, err
 				}

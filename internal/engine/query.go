@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -54,21 +56,21 @@ func parseQueryBody(body []byte) (string, []query.Param, error) {
 		} `json:"parameters"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
-		return "", nil, badRequest("The query body is invalid: %v. Send {\"query\": \"SELECT …\", \"parameters\": [{\"name\": \"@p\", \"value\": …}]}.", err)
+		return "", nil, dberr.BadRequest("The query body is invalid: %v. Send {\"query\": \"SELECT …\", \"parameters\": [{\"name\": \"@p\", \"value\": …}]}.", err)
 	}
 	if in.Query == nil {
-		return "", nil, badRequest("The query body has no \"query\" property.")
+		return "", nil, dberr.BadRequest("The query body has no \"query\" property.")
 	}
 	params := make([]query.Param, 0, len(in.Parameters))
 	for _, p := range in.Parameters {
 		if !strings.HasPrefix(p.Name, "@") {
-			return "", nil, badRequest("The query parameter name '%s' is invalid; parameter names start with '@'.", p.Name)
+			return "", nil, dberr.BadRequest("The query parameter name '%s' is invalid; parameter names start with '@'.", p.Name)
 		}
 		var v query.Value
 		if p.Value != nil {
 			var err error
 			if v, err = query.ParseJSON(p.Value); err != nil {
-				return "", nil, badRequest("The value of query parameter %s is invalid: %v.", p.Name, err)
+				return "", nil, dberr.BadRequest("The value of query parameter %s is invalid: %v.", p.Name, err)
 			}
 		}
 		params = append(params, query.Param{Name: p.Name, Value: v})
@@ -92,10 +94,10 @@ func compile(text string, params []query.Param) (*query.Plan, error) {
 func queryError(err error) error {
 	var qe *query.Error
 	if errors.As(err, &qe) {
-		return badRequest("%s", qe.Error())
+		return dberr.BadRequest("%s", qe.Error())
 	}
 	if errors.Is(err, query.ErrBadContinuation) {
-		return badRequest("The continuation token is invalid: it is malformed or belongs to a different query. Start the query again without x-ms-continuation.")
+		return dberr.BadRequest("The continuation token is invalid: it is malformed or belongs to a different query. Start the query again without x-ms-continuation.")
 	}
 	return err
 }
@@ -141,16 +143,16 @@ func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requ
 	}
 	prefix := collPrefix(spaceDoc, c.rid)
 	if req.Ref.HasPK {
-		pk, err := parsePKHeader(req.Ref.PK)
+		pk, err := document.ParsePKHeader(req.Ref.PK)
 		if err != nil {
 			return nil, err
 		}
-		if len(pk) > len(c.pk.paths) {
-			return nil, badRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), pkPaths(c.pk), len(c.pk.paths))
+		if len(pk) > len(c.pk.Paths) {
+			return nil, dberr.BadRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), pkPaths(c.pk), len(c.pk.Paths))
 		}
-		prefix = pk.encode(prefix)
+		prefix = pk.Encode(prefix)
 	} else if requirePK && !req.CrossPartition && req.RangeID == "" {
-		return nil, badRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
+		return nil, dberr.BadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 	}
 	return &docSource{e: e, c: c, prefix: prefix, at: e.now(), ctx: ctx}, nil
 }
@@ -241,7 +243,7 @@ func (s *indexSource) index() *indexSource { return s }
 
 // errIndexContinuation refuses an index plan's continuation after the
 // index it walked was rebuilt or dropped.
-var errIndexContinuation = badRequest("The continuation token is invalid: the container's indexing policy changed since the query started. Start the query again without x-ms-continuation.")
+var errIndexContinuation = dberr.BadRequest("The continuation token is invalid: the container's indexing policy changed since the query started. Start the query again without x-ms-continuation.")
 
 // ReadFeed returns one page of a container's items.
 func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -26,12 +27,12 @@ type itemReader struct {
 // (nil doc: none is stored).
 type storedItem struct {
 	doc []byte
-	h   itemHeader
+	h   document.ItemHeader
 }
 
 // visibleAt is the TTL predicate of every read path.
-func (ir itemReader) visibleAt(h itemHeader) bool {
-	return ttl.Visible(h.ts, h.ttl, ir.c.ttl, ir.now)
+func (ir itemReader) visibleAt(h document.ItemHeader) bool {
+	return ttl.Visible(h.Ts, h.TTL, ir.c.ttl, ir.now)
 }
 
 // lookup reads the version stored at key, visible or not: writes need an
@@ -45,7 +46,7 @@ func (ir itemReader) lookup(key []byte) (it storedItem, visible bool, err error)
 	if err != nil {
 		return storedItem{}, false, err
 	}
-	h, doc, err := decodeItem(v)
+	h, doc, err := document.DecodeItem(v)
 	if err != nil {
 		return storedItem{}, false, err
 	}
@@ -71,7 +72,7 @@ func (ir itemReader) read(key []byte, ifNoneMatch string) (storedItem, error) {
 		return storedItem{}, err
 	case !ok:
 		return storedItem{}, ErrNotFound
-	case ifNoneMatch != "" && (ifNoneMatch == "*" || ifNoneMatch == itemEtag(it.h.lsn)):
+	case ifNoneMatch != "" && (ifNoneMatch == "*" || ifNoneMatch == itemEtag(it.h.LSN)):
 		return it, errNotModified
 	}
 	return it, nil
@@ -86,7 +87,7 @@ func (ir itemReader) scan(start, end []byte, reverse bool, yield func(key []byte
 	iter := ir.r.Scan(start, end, reverse)
 	defer iter.Close()
 	for iter.Next() {
-		h, doc, err := decodeItem(iter.Value())
+		h, doc, err := document.DecodeItem(iter.Value())
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package engine
+package document
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+
+	"github.com/ebbdb/ebb/internal/engine/dberr"
 )
 
 // Effective partition keys (EPKs): the hash Cosmos places a partition key
@@ -20,43 +22,43 @@ import (
 // keys hash all values together, MultiHash keys concatenate one hash per
 // level, so a prefix's EPK is a prefix of its keys' EPKs.
 
-// epkV2 returns the version 2 EPK of pk (upper-case hex) for def.
-func (def pkDef) epkV2(pk PartitionKey) string {
+// EPKV2 returns the version 2 EPK of pk (upper-case hex) for def.
+func (def PKDef) EPKV2(pk PartitionKey) string {
 	var sb strings.Builder
-	if def.kind != "MultiHash" {
+	if def.Kind != "MultiHash" {
 		var buf []byte
 		for _, c := range pk {
-			buf = appendEPKInput(buf, c)
+			buf = AppendEPKInput(buf, c)
 		}
-		sb.WriteString(hashEPKV2(buf, true))
+		sb.WriteString(HashEPKV2(buf, true))
 		return sb.String()
 	}
 	for _, c := range pk {
-		sb.WriteString(hashEPKV2(appendEPKInput(nil, c), true))
+		sb.WriteString(HashEPKV2(AppendEPKInput(nil, c), true))
 	}
 	return sb.String()
 }
 
-// appendEPKInput appends one value as the version 2 hash reads it.
-func appendEPKInput(dst []byte, c pkComponent) []byte {
-	switch c.kind {
-	case pkNone:
+// AppendEPKInput appends one value as the version 2 hash reads it.
+func AppendEPKInput(dst []byte, c PKComponent) []byte {
+	switch c.Kind {
+	case PKNone:
 		return append(dst, 0x00)
-	case pkNull:
+	case PKNull:
 		return append(dst, 0x01)
-	case pkFalse:
+	case PKFalse:
 		return append(dst, 0x02)
-	case pkTrue:
+	case PKTrue:
 		return append(dst, 0x03)
-	case pkNumber:
-		return binary.LittleEndian.AppendUint64(append(dst, 0x05), math.Float64bits(c.num))
+	case PKNumber:
+		return binary.LittleEndian.AppendUint64(append(dst, 0x05), math.Float64bits(c.Num))
 	}
-	return append(append(append(dst, 0x08), c.str...), 0xFF)
+	return append(append(append(dst, 0x08), c.Str...), 0xFF)
 }
 
-// hashEPKV2 hashes an encoded value; routing clears the top two bits so
+// HashEPKV2 hashes an encoded value; routing clears the top two bits so
 // every EPK sorts below "FF", the end of the key space.
-func hashEPKV2(data []byte, routing bool) string {
+func HashEPKV2(data []byte, routing bool) string {
 	h1, h2 := murmur3x64(data)
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], h2)
@@ -111,24 +113,24 @@ func fmix64(k uint64) uint64 {
 	return k ^ k>>33
 }
 
-// epkFilter returns the test a change feed applies to each item's encoded
+// EPKFilter returns the test a change feed applies to each item's encoded
 // partition key for the EPK range [start, end); nil when the range is the
 // whole key space (the container's one range).
-func (c *container) epkFilter(start, end string) (func(pkEnc []byte) bool, error) {
+func (def PKDef) EPKFilter(start, end string) (func(pkEnc []byte) bool, error) {
 	if start == "" && (end == "" || strings.EqualFold(end, "FF")) {
 		return nil, nil
 	}
-	if c.pk.version != 2 {
-		return nil, badRequest("The effective partition key range [%q, %q) covers part of a container whose partition key is version %d; Ebb serves such sub-ranges for version 2 keys only. Read the whole range, or by partition key.", start, end, c.pk.version)
+	if def.version != 2 {
+		return nil, dberr.BadRequest("The effective partition key range [%q, %q) covers part of a container whose partition key is version %d; Ebb serves such sub-ranges for version 2 keys only. Read the whole range, or by partition key.", start, end, def.version)
 	}
 	start, end = strings.ToUpper(start), strings.ToUpper(end)
-	n := len(c.pk.paths)
+	n := len(def.Paths)
 	return func(pkEnc []byte) bool {
-		pk, _, err := decodePK(pkEnc, n)
+		pk, _, err := DecodePK(pkEnc, n)
 		if err != nil {
 			return false
 		}
-		epk := c.pk.epkV2(pk)
+		epk := def.EPKV2(pk)
 		return epk >= start && (end == "" || epk < end)
 	}, nil
 }

@@ -1,0 +1,80 @@
+// Package dberr holds the errors the engine's clients see: an *Error
+// with a Kind, which the gateway maps to an HTTP status and Cosmos error
+// code in one table. Every package of the engine returns these, so the
+// errors live below all of them. Any error that is not an *Error is an
+// internal one (500).
+package dberr
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// Kind classifies an engine error; the gateway maps each kind to an HTTP
+// status and Cosmos error code in one table.
+type Kind int
+
+const (
+	KindBadRequest Kind = iota + 1
+	KindNotFound
+	KindConflict
+	KindPreconditionFailed
+	KindTooLarge
+	KindTooManyRequests
+	KindUnavailable
+	KindNotImplemented
+	KindGone
+	KindNotModified
+)
+
+// Error is an error the client caused or must react to. Anything that is
+// not an *Error is an internal error (500).
+type Error struct {
+	Kind    Kind
+	Message string
+	// RetryAfter is set for KindTooManyRequests.
+	RetryAfter time.Duration
+	// SubStatus is Cosmos's x-ms-substatus, when it has one.
+	SubStatus int
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Sentinel errors with Cosmos's wording. Compare with errors.Is on Kind
+// via IsKind; the pointers themselves are shared and never mutated.
+var (
+	ErrNotFound           = &Error{Kind: KindNotFound, Message: "Entity with the specified id does not exist in the system."}
+	ErrConflict           = &Error{Kind: KindConflict, Message: "Entity with the specified id already exists in the system."}
+	ErrPreconditionFailed = &Error{Kind: KindPreconditionFailed, Message: "One of the specified pre-condition is not met."}
+)
+
+// BadRequest is a KindBadRequest error with a formatted message.
+func BadRequest(format string, args ...any) *Error {
+	return &Error{Kind: KindBadRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound is a KindNotFound error with a formatted message.
+func NotFound(format string, args ...any) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// IsKind reports whether err is an engine error of kind k.
+func IsKind(err error, k Kind) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == k
+}
+
+// ClientError returns err as the client is to see it: an error from a
+// storage backend that cannot be reached right now becomes an *Error of
+// KindUnavailable that names the cause. Engine errors, and errors it has
+// nothing to say about, are returned as they are.
+func ClientError(err error) error {
+	var e *Error
+	if errors.As(err, &e) || !errors.Is(err, storage.ErrUnavailable) {
+		return err
+	}
+	return &Error{Kind: KindUnavailable, Message: "The storage backend is unavailable right now: " + err.Error()}
+}
