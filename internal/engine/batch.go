@@ -8,6 +8,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 )
 
 // Transactional batch and bulk: POST …/docs with a JSON array of
@@ -320,7 +321,7 @@ func (c *container) parseBatchOp(i int, o batchOpJSON, batchPK document.Partitio
 		}
 		op.pkEnc = pk.Encode(nil)
 	}
-	op.key = docKey(c.rid, op.pkEnc, op.id)
+	op.key = keyspace.DocKey(c.rid, op.pkEnc, op.id)
 	return op, nil
 }
 

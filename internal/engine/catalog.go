@@ -11,6 +11,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -98,7 +99,7 @@ func (c *catalog) container(dbID, collID string) (*container, error) {
 func loadCatalog(ctx context.Context, store storage.Store) (*catalog, error) {
 	cat := &catalog{dbs: map[string]*database{}, offers: map[string]*offer{}}
 	err := store.View(ctx, func(r storage.Reader) error {
-		if err := scanAll(r, spaceCatDB, func(v []byte) error {
+		if err := scanAll(r, keyspace.CatDB, func(v []byte) error {
 			db, err := decodeDatabase(v)
 			if err == nil {
 				cat.dbs[db.id] = db
@@ -107,7 +108,7 @@ func loadCatalog(ctx context.Context, store storage.Store) (*catalog, error) {
 		}); err != nil {
 			return err
 		}
-		if err := scanAll(r, spaceCatColl, func(v []byte) error {
+		if err := scanAll(r, keyspace.CatColl, func(v []byte) error {
 			c, err := decodeContainer(v)
 			if err != nil {
 				return err
@@ -122,7 +123,7 @@ func loadCatalog(ctx context.Context, store storage.Store) (*catalog, error) {
 		}); err != nil {
 			return err
 		}
-		return scanAll(r, spaceCatOffer, func(v []byte) error {
+		return scanAll(r, keyspace.CatOffer, func(v []byte) error {
 			o, err := decodeOffer(v)
 			if err == nil {
 				cat.offers[o.id] = o
@@ -333,7 +334,7 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 	var db *database
 	var off *offer
 	err = e.store.Update(ctx, func(w storage.Writer) error {
-		if _, err := w.Get(catDBKey(id)); err == nil {
+		if _, err := w.Get(keyspace.CatDBKey(id)); err == nil {
 			return ErrConflict
 		}
 		n, err := nextNumber(w)
@@ -355,7 +356,7 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 			}
 			db.offerID = off.id
 		}
-		return w.Set(catDBKey(id), raw)
+		return w.Set(keyspace.CatDBKey(id), raw)
 	})
 	if err != nil {
 		return Resource{}, err
@@ -422,11 +423,11 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 			}
 		}
 		if db.offerID != "" {
-			if err := w.Delete(catOfferKey(db.offerID)); err != nil {
+			if err := w.Delete(keyspace.CatOfferKey(db.offerID)); err != nil {
 				return err
 			}
 		}
-		return w.Delete(catDBKey(id))
+		return w.Delete(keyspace.CatDBKey(id))
 	})
 	if err != nil {
 		return Resource{}, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -105,7 +106,7 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 	}
 	f := feedScan{
 		c:     c,
-		pk:    src.prefix[len(collPrefix(spaceDoc, c.rid)):],
+		pk:    src.prefix[len(keyspace.CollPrefix(keyspace.Doc, c.rid)):],
 		epk:   inRange,
 		now:   src.at.Unix(),
 		since: -1 << 63,
@@ -186,10 +187,10 @@ func (f *feedScan) full() bool {
 // the continuation: the LSN after the last one read, or end (the
 // container's next LSN) when it read to the end.
 func (f *feedScan) scanLatest(r storage.Reader, start, end uint64) (uint64, error) {
-	prefix := collPrefix(spaceLatest, f.c.rid)
-	it := r.Scan(latestKey(f.c.rid, start), keys.PrefixEnd(prefix), false)
+	prefix := keyspace.CollPrefix(keyspace.Latest, f.c.rid)
+	it := r.Scan(keyspace.LatestKey(f.c.rid, start), keys.PrefixEnd(prefix), false)
 	defer it.Close()
-	docPrefix := collPrefix(spaceDoc, f.c.rid)
+	docPrefix := keyspace.CollPrefix(keyspace.Doc, f.c.rid)
 	items := itemReader{r: r, c: f.c, now: f.now}
 	for it.Next() {
 		lsn, _, err := keys.DecodeUint64(it.Key()[len(prefix):])
@@ -224,8 +225,8 @@ func (f *feedScan) scanLatest(r storage.Reader, start, end uint64) (uint64, erro
 // scanLog reads the change log from LSN start; it returns the
 // continuation as scanLatest does.
 func (f *feedScan) scanLog(r storage.Reader, start, end uint64) (uint64, error) {
-	prefix := collPrefix(spaceLog, f.c.rid)
-	it := r.Scan(logKey(f.c.rid, start), keys.PrefixEnd(prefix), false)
+	prefix := keyspace.CollPrefix(keyspace.Log, f.c.rid)
+	it := r.Scan(keyspace.LogKey(f.c.rid, start), keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	for it.Next() {
 		lsn, _, err := keys.DecodeUint64(it.Key()[len(prefix):])
@@ -278,7 +279,7 @@ func checkNotTrimmed(r storage.Reader, c *container, start uint64) error {
 // logStart is the first LSN the change log still holds: everything
 // before it was trimmed (1 if nothing was).
 func logStart(r storage.Reader, rid [8]byte) (uint64, error) {
-	v, err := r.Get(logTrimKey(rid))
+	v, err := r.Get(keyspace.LogTrimKey(rid))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return 1, nil

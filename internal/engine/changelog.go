@@ -8,6 +8,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 )
 
 // The change log: what the all-versions-and-deletes change feed serves.
@@ -183,5 +184,5 @@ func appendPKObject(dst []byte, def document.PKDef, pkEnc []byte) []byte {
 // latestSuffix is the value of a latest-version entry: the item's key
 // after its container's doc prefix.
 func latestSuffix(c *container, key []byte) []byte {
-	return key[len(collPrefix(spaceDoc, c.rid)):]
+	return key[len(keyspace.CollPrefix(keyspace.Doc, c.rid)):]
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -51,7 +52,7 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	if err != nil {
 		return err
 	}
-	prefix := collPrefix(spaceDoc, c.rid)
+	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	docs, expiring := 0, 0
@@ -76,13 +77,13 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 		if h.LSN > st.lsn || h.Ts > st.lastTs {
 			report("%s: item %q has lsn %d, _ts %d beyond the container's %d, %d", c.label(), id, h.LSN, h.Ts, st.lsn, st.lastTs)
 		}
-		if k := expiryKey(c, h, pk.Encode(nil), string(id)); k != nil {
+		if k := itemExpiryKey(c, h, pk.Encode(nil), string(id)); k != nil {
 			expiring++
 			if _, err := r.Get(k); err != nil {
 				report("%s: item %q lacks its expiry entry: %v", c.label(), id, err)
 			}
 		}
-		if _, err := r.Get(latestKey(c.rid, h.LSN)); err != nil {
+		if _, err := r.Get(keyspace.LatestKey(c.rid, h.LSN)); err != nil {
 			report("%s: item %q lacks its latest-version entry at lsn %d: %v", c.label(), id, h.LSN, err)
 		}
 	}
@@ -90,8 +91,8 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 		return err
 	}
 	entries := 0
-	for _, space := range []byte{spaceExpOwn, spaceExpTs} {
-		n, err := countKeys(r, collPrefix(space, c.rid), -1)
+	for _, space := range []byte{keyspace.ExpOwn, keyspace.ExpTs} {
+		n, err := countKeys(r, keyspace.CollPrefix(space, c.rid), -1)
 		if err != nil {
 			return err
 		}
@@ -100,7 +101,7 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	if entries != expiring {
 		report("%s: %d expiry entries for %d expiring items", c.label(), entries, expiring)
 	}
-	latest, err := countKeys(r, collPrefix(spaceLatest, c.rid), -1)
+	latest, err := countKeys(r, keyspace.CollPrefix(keyspace.Latest, c.rid), -1)
 	if err != nil {
 		return err
 	}
@@ -137,8 +138,8 @@ func checkIndex(r storage.Reader, c *container, report func(string, ...any)) err
 	}
 	// want maps each expected entry to whether it must be present.
 	want := map[string]bool{}
-	prefix := collPrefix(spaceDoc, c.rid)
-	base := indexPrefix(c.rid)
+	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
+	base := keyspace.IndexPrefix(c.rid)
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	for it.Next() {
 		_, doc, err := document.DecodeItem(it.Value())

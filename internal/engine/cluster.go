@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -116,7 +117,7 @@ func (e *Engine) watchCatalog() {
 func (e *Engine) catalogVersion() (uint64, error) {
 	var v uint64
 	err := e.store.View(context.Background(), func(r storage.Reader) error {
-		b, err := r.Get([]byte{spaceCounter})
+		b, err := r.Get([]byte{keyspace.Counter})
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}

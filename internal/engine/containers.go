@@ -10,6 +10,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -186,7 +187,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	var off *offer
 	err = e.store.Update(ctx, func(w storage.Writer) error {
 		// Another node may have created it since the cache was loaded.
-		if _, err := w.Get(catCollKey(db.rid, id)); err == nil {
+		if _, err := w.Get(keyspace.CatCollKey(db.rid, id)); err == nil {
 			return ErrConflict
 		}
 		n, err := nextNumber(w)
@@ -206,13 +207,13 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 			}
 			c.offerID = off.id
 		}
-		if err := w.Set(collMetaKey(c.rid), collState{}.encode()); err != nil {
+		if err := w.Set(keyspace.CollMetaKey(c.rid), collState{}.encode()); err != nil {
 			return err
 		}
-		if err := w.Set(indexStateKey(c.rid), newIndexState(c.indexPolicy()).encode()); err != nil {
+		if err := w.Set(keyspace.IndexStateKey(c.rid), newIndexState(c.indexPolicy()).encode()); err != nil {
 			return err
 		}
-		return w.Set(catCollKey(db.rid, id), c.raw)
+		return w.Set(keyspace.CatCollKey(db.rid, id), c.raw)
 	})
 	if err != nil {
 		return Resource{}, err
@@ -309,7 +310,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 		if err := setIndexPolicy(w, &c); err != nil {
 			return err
 		}
-		return w.Set(catCollKey(c.dbRID, id), c.raw)
+		return w.Set(keyspace.CatCollKey(c.dbRID, id), c.raw)
 	})
 	if err != nil {
 		return Resource{}, err
@@ -378,21 +379,21 @@ func (e *Engine) DeleteContainer(ctx context.Context, dbID, id string) (Resource
 // every key under its RID. Removing the meta key in the same transaction
 // makes any item write racing with the delete fail (it reads the meta).
 func deleteContainerData(w storage.Writer, c *container) error {
-	for _, space := range collSpaces {
-		p := collPrefix(space, c.rid)
+	for _, space := range keyspace.CollSpaces {
+		p := keyspace.CollPrefix(space, c.rid)
 		if err := w.DeleteRange(p, keys.PrefixEnd(p)); err != nil {
 			return err
 		}
 	}
 	if c.offerID != "" {
-		if err := w.Delete(catOfferKey(c.offerID)); err != nil {
+		if err := w.Delete(keyspace.CatOfferKey(c.offerID)); err != nil {
 			return err
 		}
 	}
 	if err := w.Delete(leaseKey(c.rid)); err != nil {
 		return err
 	}
-	return w.Delete(catCollKey(c.dbRID, c.id))
+	return w.Delete(keyspace.CatCollKey(c.dbRID, c.id))
 }
 
 // ridDecode reverses ridString.

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -186,7 +187,7 @@ func (e *Engine) env(at time.Time) query.Env {
 func latestTs(ctx context.Context, store storage.Store) (int64, error) {
 	var latest int64
 	err := store.View(ctx, func(r storage.Reader) error {
-		it := r.Scan([]byte{spaceCollMeta}, []byte{spaceCollMeta + 1}, false)
+		it := r.Scan([]byte{keyspace.CollMeta}, []byte{keyspace.CollMeta + 1}, false)
 		defer it.Close()
 		for it.Next() {
 			if v := it.Value(); len(v) == 24 {
@@ -222,7 +223,7 @@ func ridString(b []byte) string {
 // REQUIRES: called inside an Update.
 func nextNumber(w storage.Writer) (uint64, error) {
 	var n uint64
-	v, err := w.Get([]byte{spaceCounter})
+	v, err := w.Get([]byte{keyspace.Counter})
 	switch {
 	case err == nil && len(v) == 8:
 		n = binary.BigEndian.Uint64(v)
@@ -232,7 +233,7 @@ func nextNumber(w storage.Writer) (uint64, error) {
 		return 0, err
 	}
 	n++
-	return n, w.Set([]byte{spaceCounter}, binary.BigEndian.AppendUint64(nil, n))
+	return n, w.Set([]byte{keyspace.Counter}, binary.BigEndian.AppendUint64(nil, n))
 }
 
 // resourceEtag renders an etag for a catalog resource from its number.
@@ -251,7 +252,7 @@ func itemEtag(lsn uint64) string {
 func (e *Engine) StoredItems() int {
 	n := 0
 	_ = e.store.View(context.Background(), func(r storage.Reader) error {
-		it := r.Scan([]byte{spaceDoc}, []byte{spaceDoc + 1}, false)
+		it := r.Scan([]byte{keyspace.Doc}, []byte{keyspace.Doc + 1}, false)
 		defer it.Close()
 		for it.Next() {
 			n++

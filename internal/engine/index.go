@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -108,10 +109,8 @@ const (
 	idxObject byte = 0x08
 )
 
-func indexPrefix(rid [8]byte) []byte   { return collPrefix(spaceIndex, rid) }
-func indexStateKey(rid [8]byte) []byte { return collPrefix(spaceIdxState, rid) }
 func indexPathPrefix(rid [8]byte, path []pathSeg) []byte {
-	return keys.AppendBytes(indexPrefix(rid), appendPath(nil, path))
+	return keys.AppendBytes(keyspace.IndexPrefix(rid), appendPath(nil, path))
 }
 
 // indexState is a container's index state, stored at indexStateKey.
@@ -165,7 +164,7 @@ func newIndexState(p *indexPolicy) indexState {
 // readIndexState reads container rid's index state; found is false when
 // there is none (a store from before indexes, or a deleted container).
 func readIndexState(r storage.Reader, rid [8]byte) (st indexState, found bool, err error) {
-	v, err := r.Get(indexStateKey(rid))
+	v, err := r.Get(keyspace.IndexStateKey(rid))
 	if errors.Is(err, storage.ErrNotFound) {
 		return indexState{}, false, nil
 	}
@@ -222,7 +221,7 @@ func writePolicy(r storage.Reader, c *container) (*indexPolicy, error) {
 }
 
 func readWritePolicy(r storage.Reader, c *container) (*indexPolicy, error) {
-	v, err := r.Get(indexStateKey(c.rid))
+	v, err := r.Get(keyspace.IndexStateKey(c.rid))
 	if errors.Is(err, storage.ErrNotFound) {
 		return c.indexPolicy(), nil
 	}
@@ -266,7 +265,7 @@ func indexReplace(w storage.Writer, c *container, pkEnc []byte, id string, old, 
 	ow.collect(pol, old)
 	nw.collect(pol, doc)
 	olds, news := ow.sorted(), nw.sorted()
-	prefix := indexPrefix(c.rid)
+	prefix := keyspace.IndexPrefix(c.rid)
 	item := keys.AppendString(slices.Clip(pkEnc), id)
 	var key []byte
 	entryKey := func(e []byte) []byte {

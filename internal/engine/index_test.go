@@ -11,6 +11,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
@@ -26,7 +27,7 @@ func indexEntries(t testing.TB, e *Engine, coll string, withTs bool) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	base := indexPrefix(c.rid)
+	base := keyspace.IndexPrefix(c.rid)
 	err = e.store.View(context.Background(), func(r storage.Reader) error {
 		it := r.Scan(base, keys.PrefixEnd(base), false)
 		defer it.Close()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -137,7 +138,7 @@ func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bo
 		if err != nil || !found || !st.building {
 			return err
 		}
-		prefix := collPrefix(spaceDoc, c.rid)
+		prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 		start := prefix
 		if st.cursor != nil {
 			start = append(append(slices.Clip(prefix), st.cursor...), 0)
@@ -185,7 +186,7 @@ func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bo
 		} else {
 			st.building, st.cursor = false, nil
 		}
-		return w.Set(indexStateKey(c.rid), st.encode())
+		return w.Set(keyspace.IndexStateKey(c.rid), st.encode())
 	})
 	return more, err
 }
@@ -205,13 +206,13 @@ func setIndexPolicy(w storage.Writer, c *container) error {
 	if found && st.fp == pol.fp {
 		return nil
 	}
-	p := indexPrefix(c.rid)
+	p := keyspace.IndexPrefix(c.rid)
 	if err := w.DeleteRange(p, keys.PrefixEnd(p)); err != nil {
 		return err
 	}
 	ns := newIndexState(pol)
 	ns.building = !pol.none
-	return w.Set(indexStateKey(c.rid), ns.encode())
+	return w.Set(keyspace.IndexStateKey(c.rid), ns.encode())
 }
 
 // ensureIndexStates gives every container without an index state (a

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -199,11 +200,11 @@ func TestIndexUpgrade(t *testing.T) {
 	e1.Close()
 	c, _ := e1.container("db", "c")
 	err := store.Update(context.Background(), func(w storage.Writer) error {
-		p := indexPrefix(c.rid)
+		p := keyspace.IndexPrefix(c.rid)
 		if err := w.DeleteRange(p, append(p[:len(p):len(p)], 0xff)); err != nil {
 			return err
 		}
-		return w.Delete(indexStateKey(c.rid))
+		return w.Delete(keyspace.IndexStateKey(c.rid))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func TestIndexStaleCatalog(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = e.updateItems(ctx, stale, func(tx *itemTx) error {
-			_, err := tx.write(Upsert, docKey(stale.rid, p.pkEnc, p.id), p, "")
+			_, err := tx.write(Upsert, keyspace.DocKey(stale.rid, p.pkEnc, p.id), p, "")
 			return err
 		})
 		if err != nil {
@@ -241,7 +242,7 @@ func TestIndexStaleCatalog(t *testing.T) {
 		}
 	}
 	err := e.updateItems(ctx, stale, func(tx *itemTx) error {
-		_, err := tx.delete(docKey(stale.rid, document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil), "002"), document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil), "002", "")
+		_, err := tx.delete(keyspace.DocKey(stale.rid, document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil), "002"), document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil), "002", "")
 		return err
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -215,7 +216,7 @@ func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *doc
 	}
 	os := &orderedSource{indexSource: e.newIndexSource(ctx, ds), docs: ds}
 	if ci := pol.compositeFor(order); ci != nil {
-		base := keys.AppendBytes(indexPrefix(ds.c.rid), ci.name)
+		base := keys.AppendBytes(keyspace.IndexPrefix(ds.c.rid), ci.name)
 		ip := &indexPlan{fp: st.fp, base: base, ranges: []keyRange{{base, keys.PrefixEnd(base)}}}
 		for i, segs := range ci.paths {
 			x, o := byte(0), " ASC"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -371,7 +372,7 @@ type walkEntry struct {
 // backwards if reverse; stop reports that yield asked to stop.
 func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t *walkTimes, yield func(*walkEntry) bool) (stop bool, err error) {
 	clk := s.e.real
-	docKey := collPrefix(spaceDoc, s.c.rid)
+	docKey := keyspace.CollPrefix(keyspace.Doc, s.c.rid)
 	nDoc := len(docKey)
 	var itemBuf []byte
 	var e walkEntry // one for the walk: yield sees it only during its call
@@ -440,7 +441,7 @@ func (e *Engine) indexSourceFor(ctx context.Context, plan *query.Plan, ds *docSo
 // is ready (and, if fp is non-zero, follows policy fp); pol is nil when
 // no index can serve a query now.
 func (e *Engine) readyIndex(ctx context.Context, c *container, fp uint64) (st indexState, pol *indexPolicy, err error) {
-	v, err := e.store.Get(ctx, indexStateKey(c.rid))
+	v, err := e.store.Get(ctx, keyspace.IndexStateKey(c.rid))
 	if errors.Is(err, storage.ErrNotFound) {
 		return st, nil, nil
 	}
@@ -458,7 +459,7 @@ func (e *Engine) readyIndex(ctx context.Context, c *container, fp uint64) (st in
 // newIndexSource returns an index source over ds's scope, without a plan.
 func (e *Engine) newIndexSource(ctx context.Context, ds *docSource) *indexSource {
 	ix := &indexSource{e: e, c: ds.c, ctx: ctx, items: ds.items}
-	if scope := ds.prefix[len(collPrefix(spaceDoc, ds.c.rid)):]; len(scope) > 0 {
+	if scope := ds.prefix[len(keyspace.CollPrefix(keyspace.Doc, ds.c.rid)):]; len(scope) > 0 {
 		ix.scope = scope
 	}
 	return ix

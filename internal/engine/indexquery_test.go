@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 )
 
 // drainQuery runs a query to the end, page by page, over the engine's
@@ -339,7 +341,7 @@ func indexReady(t testing.TB, e *Engine, coll string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := e.store.Get(context.Background(), indexStateKey(c.rid))
+	v, err := e.store.Get(context.Background(), keyspace.IndexStateKey(c.rid))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -59,7 +60,7 @@ func (s collState) encode() []byte {
 // readCollState reads the state of container rid; a missing state means
 // the container was deleted (after the request looked it up).
 func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
-	v, err := r.Get(collMetaKey(rid))
+	v, err := r.Get(keyspace.CollMetaKey(rid))
 	if errors.Is(err, storage.ErrNotFound) {
 		return collState{}, dberr.NotFound("Resource Not Found. The container was deleted.")
 	}
@@ -76,14 +77,14 @@ func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
 	}, nil
 }
 
-// expiryKey returns the expiry-index key for an item version, nil for an
+// itemExpiryKey returns the expiry-index key for an item version, nil for an
 // item that can never expire (ttl = -1).
-func expiryKey(c *container, h document.ItemHeader, pk []byte, id string) []byte {
+func itemExpiryKey(c *container, h document.ItemHeader, pk []byte, id string) []byte {
 	switch {
 	case h.TTL > 0:
-		return expOwnKey(c.rid, h.Ts+int64(h.TTL), pk, id)
+		return keyspace.ExpiryKey(keyspace.ExpOwn, c.rid, h.Ts+int64(h.TTL), pk, id)
 	case h.TTL == ttl.Absent:
-		return expTsKey(c.rid, h.Ts, pk, id)
+		return keyspace.ExpiryKey(keyspace.ExpTs, c.rid, h.Ts, pk, id)
 	}
 	return nil
 }
@@ -222,7 +223,7 @@ func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, bod
 	if err != nil {
 		return Resource{}, err
 	}
-	key := docKey(c.rid, p.pkEnc, p.id)
+	key := keyspace.DocKey(c.rid, p.pkEnc, p.id)
 	var w written
 	err = e.updateItems(ctx, c, func(t *itemTx) error {
 		var err error
@@ -284,7 +285,7 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 		if t.st == st {
 			return nil // only reads
 		}
-		return w.Set(collMetaKey(c.rid), t.st.encode())
+		return w.Set(keyspace.CollMetaKey(c.rid), t.st.encode())
 	})
 	if err != nil {
 		return err
@@ -364,12 +365,12 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	h := document.ItemHeader{Ts: st.lastTs, TTL: p.ttl, LSN: st.lsn}
 	if exists {
 		h.Seq = old.h.Seq // replaced in place: _rid is stable
-		if k := expiryKey(c, old.h, p.pkEnc, p.id); k != nil {
+		if k := itemExpiryKey(c, old.h, p.pkEnc, p.id); k != nil {
 			if err := t.w.Delete(k); err != nil {
 				return written{}, err
 			}
 		}
-		if err := t.w.Delete(latestKey(c.rid, old.h.LSN)); err != nil {
+		if err := t.w.Delete(keyspace.LatestKey(c.rid, old.h.LSN)); err != nil {
 			return written{}, err
 		}
 	} else {
@@ -386,7 +387,7 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	if err := t.w.Set(key, v); err != nil {
 		return written{}, err
 	}
-	if k := expiryKey(c, h, p.pkEnc, p.id); k != nil {
+	if k := itemExpiryKey(c, h, p.pkEnc, p.id); k != nil {
 		if err := t.w.Set(k, nil); err != nil {
 			return written{}, err
 		}
@@ -395,7 +396,7 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	if err := indexPut(t.w, c, p.pkEnc, p.id, old, exists, doc); err != nil {
 		return written{}, err
 	}
-	if err := t.w.Set(latestKey(c.rid, h.LSN), latestSuffix(c, key)); err != nil {
+	if err := t.w.Set(keyspace.LatestKey(c.rid, h.LSN), latestSuffix(c, key)); err != nil {
 		return written{}, err
 	}
 	if t.logged {
@@ -403,7 +404,7 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 		if exists {
 			rec.op, rec.previousLSN = opReplace, old.h.LSN
 		}
-		if err := t.w.Set(logKey(c.rid, h.LSN), rec.encode(c)); err != nil {
+		if err := t.w.Set(keyspace.LogKey(c.rid, h.LSN), rec.encode(c)); err != nil {
 			return written{}, err
 		}
 	}
@@ -422,7 +423,7 @@ func (e *Engine) resolvePoint(ref ItemRef) (c *container, pkEnc, key []byte, err
 		return nil, nil, nil, err
 	}
 	pkEnc = pk.Encode(nil)
-	return c, pkEnc, docKey(c.rid, pkEnc, ref.ID), nil
+	return c, pkEnc, keyspace.DocKey(c.rid, pkEnc, ref.ID), nil
 }
 
 // ReadItem returns an item. ifNoneMatch is the If-None-Match header; when
@@ -471,12 +472,12 @@ func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (R
 func removeItem(w storage.Writer, c *container, st *collState, now int64, logged bool, v itemVersion, expired bool) error {
 	st.lsn++
 	st.lastTs = max(st.lastTs, now)
-	if k := expiryKey(c, v.h, v.pkEnc, v.id); k != nil {
+	if k := itemExpiryKey(c, v.h, v.pkEnc, v.id); k != nil {
 		if err := w.Delete(k); err != nil {
 			return err
 		}
 	}
-	if err := w.Delete(latestKey(c.rid, v.h.LSN)); err != nil {
+	if err := w.Delete(keyspace.LatestKey(c.rid, v.h.LSN)); err != nil {
 		return err
 	}
 	if err := w.Delete(v.key); err != nil {
@@ -492,5 +493,5 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 		op: opDelete, lsn: st.lsn, crts: st.lastTs, previousLSN: v.h.LSN, previous: v.doc,
 		expired: expired, id: v.id, pkEnc: v.pkEnc,
 	}
-	return w.Set(logKey(c.rid, st.lsn), rec.encode(c))
+	return w.Set(keyspace.LogKey(c.rid, st.lsn), rec.encode(c))
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -138,7 +139,7 @@ func (t *logTrimmer) pass() (time.Duration, bool) {
 func trimLog(store storage.Store, c *container, now int64) (time.Duration, error) {
 	retention := c.logRetention() * 60
 	cutoff := now - retention // records with crts <= cutoff are due
-	prefix := collPrefix(spaceLog, c.rid)
+	prefix := keyspace.CollPrefix(keyspace.Log, c.rid)
 	var (
 		first, end uint64 // the records to delete: LSNs [first, end)
 		next       = trimInterval
@@ -181,13 +182,13 @@ func trimLog(store storage.Store, c *container, now int64) (time.Duration, error
 		if err != nil {
 			return err
 		}
-		if err := w.DeleteRange(logKey(c.rid, first), logKey(c.rid, end)); err != nil {
+		if err := w.DeleteRange(keyspace.LogKey(c.rid, first), keyspace.LogKey(c.rid, end)); err != nil {
 			return err
 		}
 		if retention == 0 {
 			end = st.lsn + 1 // no change before now is in the log
 		}
 		// Continuations before end point at changes no longer kept.
-		return w.Set(logTrimKey(c.rid), binary.BigEndian.AppendUint64(nil, end))
+		return w.Set(keyspace.LogTrimKey(c.rid), binary.BigEndian.AppendUint64(nil, end))
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
@@ -270,10 +271,10 @@ func dumpState(e *Engine) string {
 	out += fmt.Sprintf("heap=%v throttled=%v cursors=%v dirty=%v\n", e.purger.deadlines.items, e.purger.throttled, e.purger.cursors, e.purger.dirty)
 	e.purger.mu.Unlock()
 	e.store.View(context.Background(), func(r storage.Reader) error {
-		for _, sp := range []byte{spaceDoc, spaceExpOwn, spaceExpTs} {
+		for _, sp := range []byte{keyspace.Doc, keyspace.ExpOwn, keyspace.ExpTs} {
 			it := r.Scan([]byte{sp}, []byte{sp + 1}, false)
 			for it.Next() {
-				if sp == spaceDoc {
+				if sp == keyspace.Doc {
 					h, _, _ := document.DecodeItem(it.Value())
 					out += fmt.Sprintf("doc %x ts=%d ttl=%d\n", it.Key()[9:], h.Ts, h.TTL)
 				} else {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -22,7 +23,7 @@ func writeOffer(w storage.Writer, tp Throughput, resourceRID, resourceSelf strin
 	o := &offer{id: id, etag: resourceEtag(n), resourceRID: resourceRID, resourceSelf: resourceSelf}
 	o.raw = offerJSON(o, contentJSON(tp), now)
 	o.ru = offerRate(o.raw)
-	return o, w.Set(catOfferKey(id), o.raw)
+	return o, w.Set(keyspace.CatOfferKey(id), o.raw)
 }
 
 func contentJSON(tp Throughput) []byte {
@@ -136,7 +137,7 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 		o.etag = resourceEtag(n)
 		o.raw = offerJSON(&o, contentJSON(tp), now)
 		o.ru = offerRate(o.raw)
-		return w.Set(catOfferKey(id), o.raw)
+		return w.Set(keyspace.CatOfferKey(id), o.raw)
 	})
 	if err != nil {
 		return Resource{}, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -301,13 +302,13 @@ func (p *purger) cursor(rid [8]byte) cursor {
 
 func nextDeadline(store storage.Store, c *container, from cursor) (at int64, ok bool, err error) {
 	err = store.View(context.Background(), func(r storage.Reader) error {
-		if t, found, err := firstTime(r, spaceExpOwn, c.rid, from.own); err != nil {
+		if t, found, err := firstTime(r, keyspace.ExpOwn, c.rid, from.own); err != nil {
 			return err
 		} else if found {
 			at, ok = t, true
 		}
 		if c.ttl > 0 {
-			t, found, err := firstTime(r, spaceExpTs, c.rid, from.ts)
+			t, found, err := firstTime(r, keyspace.ExpTs, c.rid, from.ts)
 			if err != nil {
 				return err
 			}
@@ -323,7 +324,7 @@ func nextDeadline(store storage.Store, c *container, from cursor) (at int64, ok 
 // firstTime returns the time element of the first key at or after from
 // (nil: the start) in an expiry keyspace of a container.
 func firstTime(r storage.Reader, space byte, rid [8]byte, from []byte) (int64, bool, error) {
-	prefix := collPrefix(space, rid)
+	prefix := keyspace.CollPrefix(space, rid)
 	start := prefix
 	if from != nil {
 		start = from
@@ -333,8 +334,8 @@ func firstTime(r storage.Reader, space byte, rid [8]byte, from []byte) (int64, b
 	if !it.Next() {
 		return 0, false, it.Err()
 	}
-	t, _, err := keys.DecodeInt64(it.Key()[len(prefix):])
-	return t, err == nil, err
+	e, err := keyspace.DecodeExpiry(it.Key(), 0)
+	return e.Time, err == nil, err
 }
 
 // purgeDue purges every container whose deadline has come.
@@ -431,7 +432,7 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 			items := itemReader{r: w, c: c, now: now}
 			purged := 0
 			for _, d := range due {
-				key := docKey(c.rid, d.pk, d.id)
+				key := keyspace.DocKey(c.rid, d.pk, d.id)
 				old, exists, err := items.lookup(key)
 				if err != nil {
 					return err
@@ -460,7 +461,7 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 			if purged == 0 {
 				return nil
 			}
-			return w.Set(collMetaKey(c.rid), st.encode())
+			return w.Set(keyspace.CollMetaKey(c.rid), st.encode())
 		})
 		if err != nil {
 			return 0, err
@@ -520,11 +521,11 @@ func dueEntries(store storage.Store, c *container, from cursor, now int64, limit
 	next = from
 	err = store.View(context.Background(), func(r storage.Reader) error {
 		scan := func(space byte, start []byte, through int64) ([]byte, error) {
-			prefix := collPrefix(space, c.rid)
+			prefix := keyspace.CollPrefix(space, c.rid)
 			if start == nil {
 				start = prefix
 			}
-			bound := keys.AppendInt64(append([]byte(nil), prefix...), through+1)
+			bound := keyspace.ExpiryBound(space, c.rid, through)
 			if bytes.Compare(start, bound) >= 0 {
 				return start, nil
 			}
@@ -532,20 +533,11 @@ func dueEntries(store storage.Store, c *container, from cursor, now int64, limit
 			defer it.Close()
 			for len(due) < limit && it.Next() {
 				key := it.Key()
-				_, rest, err := keys.DecodeInt64(key[len(prefix):])
+				e, err := keyspace.DecodeExpiry(key, len(c.pk.Paths))
 				if err != nil {
 					return nil, err
 				}
-				_, afterPK, err := document.DecodePK(rest, len(c.pk.Paths))
-				if err != nil {
-					return nil, err
-				}
-				id, _, err := keys.DecodeBytes(afterPK)
-				if err != nil {
-					return nil, err
-				}
-				pk := append([]byte(nil), rest[:len(rest)-len(afterPK)]...)
-				due = append(due, dueEntry{key: append([]byte(nil), key...), pk: pk, id: string(id)})
+				due = append(due, dueEntry{key: append([]byte(nil), key...), pk: append([]byte(nil), e.PK...), id: string(e.ID)})
 			}
 			if err := it.Err(); err != nil {
 				return nil, err
@@ -557,11 +549,11 @@ func dueEntries(store storage.Store, c *container, from cursor, now int64, limit
 			return bound, nil
 		}
 		var err error
-		if next.own, err = scan(spaceExpOwn, from.own, now); err != nil {
+		if next.own, err = scan(keyspace.ExpOwn, from.own, now); err != nil {
 			return err
 		}
 		if c.ttl > 0 && len(due) < limit {
-			next.ts, err = scan(spaceExpTs, from.ts, now-int64(c.ttl))
+			next.ts, err = scan(keyspace.ExpTs, from.ts, now-int64(c.ttl))
 		}
 		return err
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -141,7 +142,7 @@ func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requ
 	if req.RangeID != "" && req.RangeID != "0" {
 		return nil, &Error{Kind: KindGone, SubStatus: 1002, Message: fmt.Sprintf("The partition key range '%s' does not exist (this container has one range, '0').", req.RangeID)}
 	}
-	prefix := collPrefix(spaceDoc, c.rid)
+	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 	if req.Ref.HasPK {
 		pk, err := document.ParsePKHeader(req.Ref.PK)
 		if err != nil {

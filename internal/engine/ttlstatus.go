@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -69,16 +69,16 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 		// expireAt of each entry: own-ttl entries carry it, default
 		// entries carry _ts, to which the current default is added.
 		visit := func(space byte, shift int64) error {
-			prefix := collPrefix(space, c.rid)
-			end := keys.AppendInt64(append([]byte(nil), prefix...), now+week-shift+1)
+			prefix := keyspace.CollPrefix(space, c.rid)
+			end := keyspace.ExpiryBound(space, c.rid, now+week-shift)
 			it := r.Scan(prefix, end, false)
 			defer it.Close()
 			for it.Next() {
-				t, _, err := keys.DecodeInt64(it.Key()[len(prefix):])
+				e, err := keyspace.DecodeExpiry(it.Key(), 0)
 				if err != nil {
 					return err
 				}
-				at := t + shift
+				at := e.Time + shift
 				switch {
 				case at <= now:
 					st.Backlog++
@@ -103,11 +103,11 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 			}
 			return it.Err()
 		}
-		if err := visit(spaceExpOwn, 0); err != nil {
+		if err := visit(keyspace.ExpOwn, 0); err != nil {
 			return err
 		}
 		if c.ttl > 0 {
-			return visit(spaceExpTs, int64(c.ttl))
+			return visit(keyspace.ExpTs, int64(c.ttl))
 		}
 		return nil
 	})

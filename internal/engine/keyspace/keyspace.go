@@ -1,0 +1,163 @@
+// Package keyspace is the layout of everything the engine stores: the
+// table below, one constructor per key, and the one codec of the expiry
+// keys. Every package of the engine builds its keys here, so the layout
+// is written down once and two subsystems cannot disagree on it.
+package keyspace
+
+import (
+	"fmt"
+
+	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/keys"
+)
+
+// Storage keyspaces. Every key starts with one of these bytes; the rest
+// is a tuple in the keys package's encoding. RIDs are fixed width (a
+// database 4 bytes, a container 8), so they need no escaping.
+//
+//	CatDB     0x01 <db-id>                               database resource JSON
+//	CatColl   0x02 <db-rid:4> <coll-id>                  container resource JSON
+//	CatOffer  0x03 <offer-id>                            offer resource JSON
+//	Counter   0x04                                       next resource number (uint64)
+//	CollMeta  0x05 <coll-rid:8>                          container write state (collState)
+//	IdxState  0x07 <coll-rid:8>                          index state: policy, building/ready, rebuild cursor
+//	Doc       0x10 <coll-rid:8> <pk> <id>                ItemHeader + document JSON
+//	ExpOwn    0x11 <coll-rid:8> <expireAt:int64> <pk> <id>  items with their own ttl > 0
+//	ExpTs     0x12 <coll-rid:8> <_ts:int64> <pk> <id>       items without a ttl
+//	Latest    0x13 <coll-rid:8> <lsn:uint64>             <pk> <id> of the item version written at lsn
+//	Log       0x14 <coll-rid:8> <lsn:uint64>             change record (all-versions-and-deletes feed)
+//	LogTrim   0x15 <coll-rid:8>                          first LSN the log still holds (uint64)
+//	Index     0x16 <coll-rid:8> <path> <value> <pk> <id>  secondary index entry, empty value
+//
+// Items with ttl = -1 are in neither expiry keyspace. Because items
+// without their own ttl are kept in _ts order, the due ones under a
+// defaultTtl of n are exactly those with _ts <= now-n, so changing
+// defaultTtl needs no backfill.
+//
+// The latest-version index has one entry per stored item version, keyed
+// by the LSN that wrote it: a write deletes the entry of the version it
+// replaces and adds its own, a delete or purge removes it. Reading the
+// latest-version change feed from an LSN is therefore a range scan with
+// nothing to deduplicate. The log holds a record for every create,
+// replace and delete (TTL purges included), only on containers with a
+// changeFeedPolicy.retentionDuration, and is trimmed by that retention.
+//
+// The secondary index (index.go) has one entry per indexed value of each
+// stored item version: <path> is the value's path as text ("/a/b",
+// "/tags/[]"), <value> its type-tagged order-preserving encoding (the
+// partition-key encoding, plus tags for arrays and objects). An entry's
+// <pk> <id> is the item's key after the doc prefix, so the item is one
+// Get away.
+const (
+	CatDB    = 0x01
+	CatColl  = 0x02
+	CatOffer = 0x03
+	Counter  = 0x04
+	CollMeta = 0x05
+	IdxState = 0x07
+	Doc      = 0x10
+	ExpOwn   = 0x11
+	ExpTs    = 0x12
+	Latest   = 0x13
+	Log      = 0x14
+	LogTrim  = 0x15
+	Index    = 0x16
+)
+
+// CollSpaces are the keyspaces holding a container's data, all prefixed
+// by its RID; deleting a container deletes these ranges.
+var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index}
+
+func CatDBKey(id string) []byte {
+	return keys.AppendString([]byte{CatDB}, id)
+}
+
+func CatCollPrefix(dbRID [4]byte) []byte {
+	return append([]byte{CatColl}, dbRID[:]...)
+}
+
+func CatCollKey(dbRID [4]byte, id string) []byte {
+	return keys.AppendString(CatCollPrefix(dbRID), id)
+}
+
+func CatOfferKey(id string) []byte {
+	return keys.AppendString([]byte{CatOffer}, id)
+}
+
+func CollPrefix(space byte, rid [8]byte) []byte {
+	k := make([]byte, 0, 64)
+	return append(append(k, space), rid[:]...)
+}
+
+func CollMetaKey(rid [8]byte) []byte { return CollPrefix(CollMeta, rid) }
+
+// DocKey is the key of an item; pk is the encoded partition key.
+func DocKey(rid [8]byte, pk []byte, id string) []byte {
+	return keys.AppendString(append(CollPrefix(Doc, rid), pk...), id)
+}
+
+// The two expiry keyspaces share one layout, <space> <coll-rid:8>
+// <time:int64> <pk> <id>, whose time is the expiry instant (expOwn) or
+// the _ts (expTs). expiryKey writes it and decodeExpiry reads it back;
+// nothing else knows the layout.
+
+// ExpiryKey is the key of an item in expiry keyspace space at time t; pk
+// is the encoded partition key.
+func ExpiryKey(space byte, rid [8]byte, t int64, pk []byte, id string) []byte {
+	k := keys.AppendInt64(CollPrefix(space, rid), t)
+	return keys.AppendString(append(k, pk...), id)
+}
+
+// ExpiryBound is the first key of a container's expiry keyspace whose
+// time is after through: the end of the range due by through.
+func ExpiryBound(space byte, rid [8]byte, through int64) []byte {
+	return keys.AppendInt64(CollPrefix(space, rid), through+1)
+}
+
+// ExpiryEntry is a decoded expiry key.
+type ExpiryEntry struct {
+	Time  int64  // the expiry instant (expOwn) or the _ts (expTs)
+	PK []byte // the encoded partition key; aliases the key
+	ID []byte // aliases the key
+}
+
+// DecodeExpiry decodes a key of either expiry keyspace; pkLen is the
+// number of components of the container's partition key. With pkLen 0
+// only the time is decoded.
+func DecodeExpiry(key []byte, pkLen int) (ExpiryEntry, error) {
+	if len(key) < 1+8 {
+		return ExpiryEntry{}, fmt.Errorf("keyspace: expiry key too short (%d bytes)", len(key))
+	}
+	t, rest, err := keys.DecodeInt64(key[1+8:])
+	if err != nil || pkLen == 0 {
+		return ExpiryEntry{Time: t}, err
+	}
+	_, afterPK, err := document.DecodePK(rest, pkLen)
+	if err != nil {
+		return ExpiryEntry{}, err
+	}
+	id, _, err := keys.DecodeBytes(afterPK)
+	if err != nil {
+		return ExpiryEntry{}, err
+	}
+	return ExpiryEntry{Time: t, PK: rest[:len(rest)-len(afterPK)], ID: id}, nil
+}
+
+// LatestKey is the latest-version index entry of the item version written
+// at lsn; its value is the item's key after the doc prefix (<pk> <id>).
+func LatestKey(rid [8]byte, lsn uint64) []byte {
+	return keys.AppendUint64(CollPrefix(Latest, rid), lsn)
+}
+
+// LogKey is the change-log record written at lsn.
+func LogKey(rid [8]byte, lsn uint64) []byte {
+	return keys.AppendUint64(CollPrefix(Log, rid), lsn)
+}
+
+func LogTrimKey(rid [8]byte) []byte { return CollPrefix(LogTrim, rid) }
+
+// IndexPrefix is the start of a container's secondary index entries.
+func IndexPrefix(rid [8]byte) []byte { return CollPrefix(Index, rid) }
+
+// IndexStateKey is the key of a container's index state.
+func IndexStateKey(rid [8]byte) []byte { return CollPrefix(IdxState, rid) }
