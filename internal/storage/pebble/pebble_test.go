@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/storagetest"
 )
@@ -115,14 +116,14 @@ func TestCloseWaitsForView(t *testing.T) {
 	closeErr := make(chan error)
 	go func() { closeErr <- s.Close() }()
 	// Poll until Close has marked the store closed; it must then wait.
-	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+	for waited := clock.NewSystem(); ; runtime.Gosched() {
 		s.mu.Lock()
 		closed := s.closed
 		s.mu.Unlock()
 		if closed {
 			break
 		}
-		if time.Now().After(deadline) {
+		if waited.Elapsed() > 10*time.Second {
 			t.Fatal("Close did not start")
 		}
 	}
