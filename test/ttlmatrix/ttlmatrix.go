@@ -320,6 +320,9 @@ func (r *runner) defaultTTL(t *testing.T, value json.RawMessage) string {
 		t.Fatalf("create a container with defaultTtl 5: %+v", res)
 	}
 	replaced := outcome(c, c.Replace(t, Props{DefaultTTL: value}), 200)
+	if after := Setting(c.DefaultTTL(t)); replaced != after && after != "On 5 s" {
+		replaced += ", yet the container now reads " + after
+	}
 	if created != replaced {
 		return "create: " + created + "\nreplace: " + replaced
 	}
@@ -367,9 +370,19 @@ func (r *runner) itemTTL(t *testing.T, value json.RawMessage) string {
 }
 
 // accepted says whether a write of ttl value succeeded and the item
-// reads back with that ttl, or how the write failed.
+// reads back with that ttl, or how the write failed. Items are named
+// after the write: create and upsert make a new one, replace and patch
+// change one without ttl, which a failed write must leave alone.
 func (r *runner) accepted(t testing.TB, c Container, id string, value json.RawMessage, res Result) string {
 	if res.Status != 200 && res.Status != 201 {
+		after := c.Read(t, id)
+		intact := after.Status == 404
+		if id == "replace" || id == "patch" {
+			intact = after.Status == 200 && field(t, after.Body, "ttl") == nil
+		}
+		if !intact {
+			return r.show(res) + ", yet the item changed"
+		}
 		return r.show(res)
 	}
 	read := c.Read(t, id)
