@@ -4,37 +4,11 @@
 // directive's output must be the file's expected output, word for word.
 
 import assert from "node:assert/strict";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 
 import { advanceClock, restRequest, serverTime } from "./cosmos.js";
-import { readDataFile } from "./datadriven.js";
+import { argValue, setting } from "./ttldata.js";
 
-/** MATRIX is the data file's path. */
-export const MATRIX = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "testdata", "ttl", "matrix");
-
-/** readMatrix returns the data file's directives (see readDataFile). */
-export function readMatrix() {
-  return readDataFile(MATRIX);
-}
-
-/**
- * argValue returns the JSON value of a directive's argument, or
- * undefined when the directive leaves it out (a property left out).
- */
-export function argValue(d, key) {
-  const vals = d.args.get(key);
-  if (vals === undefined) return undefined;
-  assert.equal(vals.length, 1, `${d.pos}: ${key} takes one value`);
-  return JSON.parse(vals[0]);
-}
-
-/** setting names a defaultTtl as the portal does. */
-export function setting(defaultTtl) {
-  if (defaultTtl === undefined || defaultTtl === null) return "Off";
-  if (defaultTtl === -1) return "On (no default)";
-  return `On ${defaultTtl} s`;
-}
+export { readMatrix } from "./ttldata.js";
 
 /**
  * errorText takes the text out of a Cosmos error message, which wraps it
