@@ -32,8 +32,8 @@ type matrixContainer struct {
 
 var matrixCtx = context.Background()
 
-// result turns an engine answer into the status the gateway would send.
-func result(t testing.TB, r Resource, err error, ok int) ttlmatrix.Result {
+// matrixResult turns an engine answer into the status the gateway would send.
+func matrixResult(t testing.TB, r Resource, err error, ok int) ttlmatrix.Result {
 	t.Helper()
 	if err == nil {
 		return ttlmatrix.Result{Status: ok, Body: r.Body}
@@ -55,7 +55,7 @@ func (m *matrixEngine) CreateContainer(t testing.TB, id string, p ttlmatrix.Prop
 		t.Fatal(err)
 	}
 	r, err := m.e.CreateContainer(matrixCtx, db, p.Body(id), ThroughputHeaders{})
-	return &matrixContainer{e: m.e, db: db, id: id}, result(t, r, err, 201)
+	return &matrixContainer{e: m.e, db: db, id: id}, matrixResult(t, r, err, 201)
 }
 
 func (m *matrixEngine) Advance(t testing.TB, seconds int64) {
@@ -70,7 +70,7 @@ func (c *matrixContainer) ref(id string) ItemRef {
 
 func (c *matrixContainer) Replace(t testing.TB, p ttlmatrix.Props) ttlmatrix.Result {
 	r, err := c.e.ReplaceContainer(matrixCtx, c.db, c.id, p.Body(c.id), "")
-	return result(t, r, err, 200)
+	return matrixResult(t, r, err, 200)
 }
 
 func (c *matrixContainer) DefaultTTL(t testing.TB) json.RawMessage {
@@ -97,23 +97,23 @@ func (c *matrixContainer) Write(t testing.TB, kind ttlmatrix.WriteKind, id strin
 	if kind == ttlmatrix.Create || r.Created {
 		status = 201
 	}
-	return result(t, r, err, status)
+	return matrixResult(t, r, err, status)
 }
 
 func (c *matrixContainer) Patch(t testing.TB, id, path string, value json.RawMessage, ifMatch string) ttlmatrix.Result {
 	body := `{"operations":[{"op":"set","path":"` + path + `","value":` + string(value) + `}]}`
 	r, err := c.e.PatchItem(matrixCtx, c.ref(id), []byte(body), ifMatch)
-	return result(t, r, err, 200)
+	return matrixResult(t, r, err, 200)
 }
 
 func (c *matrixContainer) Delete(t testing.TB, id, ifMatch string) ttlmatrix.Result {
 	r, err := c.e.DeleteItem(matrixCtx, c.ref(id), ifMatch)
-	return result(t, r, err, 204)
+	return matrixResult(t, r, err, 204)
 }
 
 func (c *matrixContainer) Read(t testing.TB, id string) ttlmatrix.Result {
 	r, err := c.e.ReadItem(matrixCtx, c.ref(id), "")
-	return result(t, r, err, 200)
+	return matrixResult(t, r, err, 200)
 }
 
 func (c *matrixContainer) Query(t testing.TB, sql string) []json.RawMessage {
