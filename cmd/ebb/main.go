@@ -54,6 +54,7 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.ClockControl, "clock-control", false, "run on a manual clock that POST /_ebb/clock moves (for tests)")
 	fs.BoolVar(&cfg.AcceptAAD, "accept-aad", false, "accept AAD bearer tokens without verifying them, as the emulator does")
 	fs.BoolVar(&cfg.DisablePurger, "disable-purger", false, "never purge expired items (they stay invisible); for tests of unpurged state")
+	fs.BoolVar(&cfg.CheckOnShutdown, "check-on-exit", false, "when stopped, check that documents, expiry keys, index entries and feed agree, and exit with status 1 listing what does not (for tests)")
 	fs.BoolVar(&cfg.EnforceThroughput, "enforce-throughput", false, "answer requests beyond their offer's RU/s with 429 and x-ms-retry-after-ms")
 	fs.Float64Var(&cfg.PurgeFloor, "ttl-purge-floor", 0.05, "share of an offer's RU/s the TTL purger may always use, however busy the container")
 	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before expired items are purged by it")

@@ -53,6 +53,9 @@ type Config struct {
 	// DisablePurger keeps expired items in storage (still invisible), so
 	// tests can look at what an unpurged item does.
 	DisablePurger bool
+	// CheckOnShutdown makes Shutdown, once the last request is served,
+	// run engine.CheckConsistency and return what it finds (tests).
+	CheckOnShutdown bool
 	// EnforceThroughput answers requests beyond their offer with 429.
 	EnforceThroughput bool
 	// PurgeFloor is the share of an offer the TTL purger may always use.
@@ -236,6 +239,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.metricsHTTP.Shutdown(ctx)
 	}
 	err := s.http.Shutdown(ctx)
+	if s.cfg.CheckOnShutdown {
+		if cerr := s.Engine.CheckConsistency(context.Background()); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("consistency check: %w", cerr))
+		}
+	}
 	if cerr := s.close(); err == nil {
 		err = cerr
 	}

@@ -1,101 +1,80 @@
-package ttl
+package ttl_test
 
 import (
-	"errors"
+	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/ebbdb/ebb/internal/ttl"
+	"github.com/ebbdb/ebb/test/ttlmatrix"
 )
 
-func TestVisible(t *testing.T) {
-	const ts = 1_700_000_000
-	cases := []struct {
-		name string
-		item ItemTTL
-		def  Default
-		now  int64
-		want bool
-	}{
-		{"off ignores item ttl", 5, Off, ts + 100, true},
-		{"off, no ttl", Absent, Off, ts + 1e9, true},
-		{"forever, no ttl", Absent, Forever, ts + 1e9, true},
-		{"forever, item 5, before", 5, Forever, ts + 4, true},
-		{"forever, item 5, at", 5, Forever, ts + 5, false},
-		{"default 10, no ttl, before", Absent, 10, ts + 9, true},
-		{"default 10, no ttl, at", Absent, 10, ts + 10, false},
-		{"default 10, item -1", Never, 10, ts + 1e9, true},
-		{"default 10, item 20 outlives it", 20, 10, ts + 15, true},
-		{"default 10, item 5 dies first", 5, 10, ts + 5, false},
-		{"max ttl, no overflow, before", Max, Forever, ts + Max - 1, true},
-		{"max ttl, no overflow, at", Max, Forever, ts + Max, false},
-	}
-	for _, c := range cases {
-		if got := Visible(ts, c.item, c.def, c.now); got != c.want {
-			t.Errorf("%s: Visible(ts, %d, %d, ts%+d) = %v, want %v", c.name, c.item, c.def, c.now-ts, got, c.want)
-		}
-	}
-}
-
-func TestCheckItemTTL(t *testing.T) {
-	cases := []struct {
-		raw     string
-		def     Default
-		want    ItemTTL
-		wantErr string
-	}{
-		{"10", Forever, 10, ""},
-		{"10.0", Forever, 10, ""},
-		{"1e1", Forever, 10, ""},
-		{"-1", Forever, Never, ""},
-		{"2147483647", Forever, Max, ""},
-		{"0", Forever, 0, "0"},
-		{"-10", Forever, 0, "-10"},
-		{"2147483648", Forever, 0, "2147483648"},
-		{"10.5", Forever, 0, "10.5"},
-		{"null", Forever, 0, "null"},
-		{`"10"`, Forever, 0, "10"},
-		{"true", Forever, 0, "true"},
-		{"[]", Forever, 0, "[]"},
-		{"{}", Forever, 0, "{}"},
-		// TTL off: stored un-interpreted, counts as absent.
-		{"0", Off, Absent, ""},
-		{"null", Off, Absent, ""},
-		{"5", Off, 5, ""},
-	}
-	for _, c := range cases {
-		got, err := CheckItemTTL([]byte(c.raw), c.def)
-		if c.wantErr != "" {
-			var ie *InvalidItemTTL
-			want := "The input ttl '" + c.wantErr + "' is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."
-			if !errors.As(err, &ie) || err.Error() != want {
-				t.Errorf("CheckItemTTL(%s, %d) error = %v, want %q", c.raw, c.def, err, want)
+// TestTTLMatrix checks the pure rules against the TTL contract's data
+// file, testdata/ttl/matrix at the module root: its default-ttl, item-ttl
+// and expiry rows. The scenarios need a store; internal/engine and the
+// SDK suites run them.
+func TestTTLMatrix(t *testing.T) {
+	datadriven.RunTest(t, ttlmatrix.Path(t), func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "default-ttl":
+			def, err := ttl.ParseDefault(ttlmatrix.Raw(d, "value"))
+			if err != nil {
+				return "400 " + err.Error()
 			}
-			continue
+			return ttlmatrix.Setting(defaultRaw(def))
+		case "item-ttl":
+			var lines []string
+			for _, c := range []struct {
+				name string
+				def  ttl.Default
+			}{{"TTL on", ttl.Forever}, {"TTL off", ttl.Off}} {
+				outcome := "accepted"
+				if _, err := ttl.CheckItemTTL(ttlmatrix.Raw(d, "value"), c.def); err != nil {
+					outcome = "400 " + err.Error()
+				}
+				lines = append(lines, c.name+": "+outcome)
+			}
+			return strings.Join(lines, "\n")
+		case "expiry":
+			return expiry(t, d)
 		}
-		if err != nil || got != c.want {
-			t.Errorf("CheckItemTTL(%s, %d) = %d, %v; want %d", c.raw, c.def, got, err, c.want)
-		}
-	}
-	if got, err := CheckItemTTL(nil, 10); got != Absent || err != nil {
-		t.Errorf("absent ttl = %d, %v", got, err)
-	}
+		return d.Expected
+	})
 }
 
-func TestParseDefault(t *testing.T) {
-	for _, c := range []struct {
-		raw  string
-		want Default
-		ok   bool
-	}{
-		{"", Off, true}, {"null", Off, true}, {"-1", Forever, true}, {"1", 1, true},
-		{"2147483647", Max, true}, {"0", 0, false}, {"-10", 0, false},
-		{"2147483648", 0, false}, {"1.5", 0, false}, {`"10"`, 0, false},
-	} {
-		var raw []byte
-		if c.raw != "" {
-			raw = []byte(c.raw)
-		}
-		got, err := ParseDefault(raw)
-		if (err == nil) != c.ok || (c.ok && got != c.want) {
-			t.Errorf("ParseDefault(%q) = %d, %v; want %d, ok=%v", c.raw, got, err, c.want, c.ok)
-		}
+// defaultRaw writes a Default as the container property: nil when off.
+func defaultRaw(def ttl.Default) json.RawMessage {
+	if !def.On() {
+		return nil
 	}
+	return json.RawMessage(strconv.FormatInt(int64(def), 10))
+}
+
+func expiry(t *testing.T, d *datadriven.TestData) string {
+	const ts = 1_700_000_000
+	def, err := ttl.ParseDefault(ttlmatrix.Raw(d, "defaultTtl"))
+	if err != nil {
+		t.Fatalf("%s: %v", d.Pos, err)
+	}
+	item, err := ttl.CheckItemTTL(ttlmatrix.Raw(d, "ttl"), def)
+	if err != nil {
+		t.Fatalf("%s: %v", d.Pos, err)
+	}
+	arg, _ := d.Arg("at")
+	var out []string
+	for _, v := range arg.Vals {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", d.Pos, err)
+		}
+		state := "gone"
+		if ttl.Visible(ts, item, def, ts+s) {
+			state = "visible"
+		}
+		out = append(out, "_ts+"+v+" "+state)
+	}
+	return strings.Join(out, "\n")
 }

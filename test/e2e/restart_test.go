@@ -21,9 +21,7 @@ func TestRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := e.srv.Shutdown(ctx); err != nil && err != context.DeadlineExceeded {
+	if err := e.stop(t); err != nil && err != context.DeadlineExceeded {
 		t.Fatal(err)
 	}
 

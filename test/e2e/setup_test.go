@@ -34,6 +34,8 @@ type env struct {
 	client *azcosmos.Client
 	clock  *clock.Manual
 	ctx    context.Context
+	// stop ends the server; see startWith.
+	stop func(t testing.TB) error
 }
 
 // start runs Ebb in memory over HTTPS (HTTP/2, self-signed) on a manual
@@ -72,15 +74,28 @@ func startWith(t testing.TB, cfg server.Config) *env {
 		t.Fatal(err)
 	}
 	transport := insecureTransport()
-	t.Cleanup(func() {
-		// Closing the client's connections first spares the HTTP/2
-		// server its one-second wait for clients after GOAWAY.
-		transport.CloseIdleConnections()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return &env{srv: srv, client: newClient(t, srv.URL, transport), clock: m, ctx: context.Background()}
+	// stop, which the test's cleanup calls unless the test did (to
+	// restart), first checks that the engine's documents, expiry keys,
+	// index entries and feed agree, failing the test if they do not,
+	// then shuts the server down and returns Shutdown's error.
+	var once sync.Once
+	var shutdownErr error
+	stop := func(t testing.TB) error {
+		once.Do(func() {
+			if err := srv.Engine.CheckConsistency(context.Background()); err != nil {
+				t.Errorf("consistency check when %s stopped its server: %v", t.Name(), err)
+			}
+			// Closing the client's connections first spares the HTTP/2
+			// server its one-second wait for clients after GOAWAY.
+			transport.CloseIdleConnections()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			shutdownErr = srv.Shutdown(ctx)
+		})
+		return shutdownErr
+	}
+	t.Cleanup(func() { stop(t) })
+	return &env{srv: srv, client: newClient(t, srv.URL, transport), clock: m, ctx: context.Background(), stop: stop}
 }
 
 func newClient(t testing.TB, endpoint string, transport *http.Client) *azcosmos.Client {

@@ -2,9 +2,16 @@
 // real ebb process. It walks the issue's scenario: connect, create a
 // database and a container, set Time to Live in the settings pane the
 // way the portal does, watch items expire by advancing the server clock
-// from the page, switch TTL off again, and run a query. What the page
-// did is confirmed through the REST API itself (a signed fetch, the same
-// API the SDKs use). Screenshots go to test/browser/artifacts/.
+// from the page, and run a query. What the page did is confirmed through
+// the REST API itself (a signed fetch, the same API the SDKs use).
+// Screenshots go to test/browser/artifacts/.
+//
+// The Time to Live settings and the item expiries it checks are the rows
+// of the TTL contract's data file, testdata/ttl/matrix, which every suite
+// runs: each defaultTtl the server accepts, set from the settings pane
+// (or, for null, which the pane never sends, through the API) and shown
+// by it; and each expiry row, an item whose expiry the items list shows
+// and which disappears once the clock, moved from the page, passes it.
 
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
@@ -12,6 +19,8 @@ import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
+import { argValue, expiryRows, readMatrix } from "../../js/lib/ttldata.js";
+import { routeHref } from "../../../web/static/js/router.js";
 import { launchBrowser } from "../lib/browser.js";
 import { EMULATOR_KEY, startEbb } from "../lib/ebb.js";
 import { cosmosFetch } from "../lib/rest.js";
@@ -19,6 +28,27 @@ import { cosmosFetch } from "../lib/rest.js";
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "artifacts");
 const DB = "shop";
 const COLL = "carts";
+
+const MATRIX = readMatrix();
+/**
+ * The defaultTtl values the server accepts, with the portal's name for
+ * each ("Off", "On (no default)", "On 10 s"): null first (the pane never
+ * sends it, so the API sets it), absent (Off) last, so that the pane
+ * turns a TTL that is on off.
+ */
+const SETTINGS = MATRIX.filter((d) => d.cmd === "default-ttl" && !d.expected.startsWith("400")).sort(
+  (a, b) => rank(argValue(a, "value")) - rank(argValue(b, "value")),
+);
+function rank(value) {
+  return value === null ? 0 : value === undefined ? 2 : 1;
+}
+/** The container that TTL with indexing mode none refuses, and the message. */
+const INDEXING_NONE = MATRIX.find((d) => d.cmd === "container" && d.args.get("indexing")?.[0] === "none");
+/** The expiry rows, by container defaultTtl: one container each. */
+const EXPIRY_GROUPS = new Map();
+for (const row of expiryRows()) EXPIRY_GROUPS.set(row.defaultTtl, [...(EXPIRY_GROUPS.get(row.defaultTtl) ?? []), row]);
+/** itemId names an expiry row's item after its ttl as the file writes it. */
+const itemId = (row) => `ttl-${row.d.args.get("ttl")?.[0] ?? "absent"}`;
 
 /**
  * consumeLogged removes from problems the console errors a step caused on
@@ -126,50 +156,42 @@ describe("Ebb Explorer", () => {
   it("shows the server's message when TTL meets indexing mode none", async () => {
     await tab("Settings").click();
     await page.getByRole("radio", { name: "On", exact: true }).check();
-    await page.getByLabel("Time to Live in seconds").fill("10");
+    await page.getByLabel("Time to Live in seconds").fill(String(argValue(INDEXING_NONE, "defaultTtl")));
     await page.getByLabel("Indexing policy (JSON)").fill('{"indexingMode": "none", "automatic": false}');
     await page.getByRole("button", { name: "Save", exact: true }).click();
-    const alert = page.getByRole("alert").filter({ hasText: "Indexing mode" });
-    assert.equal((await alert.innerText()).trim(), "Indexing mode value cannot be 'none' when 'defaultTtl' is specified in the collection");
+    const message = INDEXING_NONE.expected.replace(/^400 /, "");
+    const alert = page.getByRole("alert").filter({ hasText: message.slice(0, 20) });
+    assert.equal((await alert.innerText()).trim(), message);
     assert.equal("defaultTtl" in (await readContainer()), false, "nothing was saved");
     consumeLogged(browser.problems, 400, new RegExp(`/dbs/${DB}/colls/${COLL}$`));
     await page.getByRole("button", { name: "Discard changes" }).click();
   });
 
-  it("switches TTL to On with 10 seconds in the settings pane", async () => {
-    await page.getByRole("radio", { name: "On", exact: true }).check();
-    await page.getByLabel("Time to Live in seconds").fill("10");
-    await page.getByRole("button", { name: "Save", exact: true }).click();
-    await status("Saved container settings.").waitFor();
-    assert.equal((await readContainer()).defaultTtl, 10);
-    await page.locator(".badge", { hasText: "TTL 10 s" }).waitFor();
-    await shot("settings");
-  });
-
-  it("inserts two items and shows when each expires", async () => {
-    await tab("Items").click();
-    const items = [
-      { id: "cart-1", customer: "ada" },
-      { id: "cart-pinned", customer: "grace", ttl: -1 },
-    ];
-    for (const item of items) {
-      await page.getByRole("button", { name: "New item" }).click();
-      await page.getByLabel("Item JSON").fill(JSON.stringify(item, null, 2));
-      await page.getByRole("button", { name: "Create item" }).click();
-      await status(`Created item ${item.id}.`).waitFor();
-    }
-    await until("both rows", async () => (await rowIds()).length === 2);
-    const read = await rest("GET", `/dbs/${DB}/colls/${COLL}/docs/cart-1`, { headers: { "x-ms-documentdb-partitionkey": '["ada"]' } });
-    assert.equal(read.status, 200);
-    const expires = (id) => page.locator(`.items-table tr[data-id="${id}"] td.expires`).innerText();
-    assert.match(await expires("cart-1"), new RegExp(`^${utc(read.body._ts + 10)} \\(in 10 s\\)$`));
-    assert.equal(await expires("cart-pinned"), "never (ttl -1)");
-    await page.getByRole("button", { name: "cart-1" }).click();
-    await page.getByRole("form", { name: "Item cart-1" }).waitFor();
-    await shot("items-editor");
-    await page.getByRole("button", { name: "Close" }).click();
-    await shot("items");
-  });
+  for (const d of SETTINGS) {
+    const value = argValue(d, "value");
+    const seconds = /^On (\d+) s$/.exec(d.expected)?.[1];
+    const radio = () => page.getByRole("radio", { name: seconds ? "On" : d.expected, exact: true });
+    it(`Time to Live ${d.expected} (${d.line}): ${value === null ? "set through the API" : "set in the settings pane"}, shown by the page`, async () => {
+      await tab("Settings").click();
+      if (value === null) {
+        const { _rid, _etag, _ts, _self, _docs, _sprocs, _triggers, _udfs, _conflicts, ...body } = await readContainer();
+        const res = await rest("PUT", `/dbs/${DB}/colls/${COLL}`, { body: { ...body, defaultTtl: null } });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        await page.reload();
+        await tab("Settings").click();
+      } else {
+        await radio().check();
+        if (seconds) await page.getByLabel("Time to Live in seconds").fill(seconds);
+        await page.getByRole("button", { name: "Save", exact: true }).click();
+        await until(`defaultTtl ${value} on the server`, async () => (await readContainer()).defaultTtl === value);
+      }
+      await until(`${d.expected} checked`, () => radio().isChecked());
+      assert.equal(await page.getByLabel("Time to Live in seconds").inputValue(), seconds ?? "");
+      const badge = value === undefined || value === null ? /^TTL off$/ : value === -1 ? /^TTL on \(no default\)$/ : /^TTL \d/;
+      assert.match(await page.locator(".facts .badge").innerText(), badge, `badge for ${d.expected}`);
+      if (value === 10) await shot("settings");
+    });
+  }
 
   it("shows the TTL panel: the server's statistics, or that it has none", async () => {
     await tab("Time to Live").click();
@@ -187,42 +209,65 @@ describe("Ebb Explorer", () => {
       assert.equal(await minute.innerText(), String(stats.body.upcoming.minute));
     }
     await shot("ttl-panel");
-    await tab("Items").click();
-    await until("both rows", async () => (await rowIds()).length === 2);
   });
 
-  it("advances the server clock 11 s from the page; a refresh leaves only the pinned item", async () => {
-    const before = (await rest("GET", "/_ebb/clock")).body.epochSeconds;
-    await page.getByLabel("Seconds to advance the server clock by").fill("11");
-    await page.getByRole("button", { name: "Advance clock" }).click();
-    await page.locator(".clock-time", { hasText: utc(before + 11) }).waitFor();
-    await page.locator('.items-table tr[data-id="cart-1"] .expired').first().waitFor();
-    await page.getByRole("button", { name: "Refresh", exact: true }).click();
-    await until("only the pinned item", async () => JSON.stringify(await rowIds()) === '["cart-pinned"]');
-    await shot("items-after-clock");
-  });
+  let lastGroup;
+  for (const [defaultTtl, rows] of EXPIRY_GROUPS) {
+    const coll = `expiry-${defaultTtl ?? "off"}`;
+    it(`defaultTtl ${defaultTtl ?? "absent"}: shows when each item expires, and a refresh after moving the clock from the page hides it`, async () => {
+      const created = await rest("POST", `/dbs/${DB}/colls`, { body: { id: coll, partitionKey: { paths: ["/pk"], kind: "Hash" }, ...(defaultTtl === undefined ? {} : { defaultTtl }) } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      await page.evaluate((hash) => (location.hash = hash), routeHref({ page: "container", db: DB, coll, tab: "items" }));
+      await page.getByRole("heading", { level: 1, name: coll }).waitFor();
+      for (const row of rows) {
+        const ttl = row.d.args.get("ttl")?.[0];
+        await page.getByRole("button", { name: "New item" }).click();
+        await page.getByLabel("Item JSON").fill(`{"id": "${itemId(row)}", "pk": "p"${ttl === undefined ? "" : `, "ttl": ${ttl}`}}`);
+        await page.getByRole("button", { name: "Create item" }).click();
+        await status(`Created item ${itemId(row)}.`).waitFor();
+      }
+      await until("every row", async () => (await rowIds()).length === rows.length);
+      const ts = (await rest("GET", `/dbs/${DB}/colls/${coll}/docs/${itemId(rows[0])}`, { headers: { "x-ms-documentdb-partitionkey": '["p"]' } })).body._ts;
+      const expires = (id) => page.locator(`.items-table tr[data-id="${id}"] td.expires`).innerText();
+      for (const row of rows) {
+        const want = row.expiresAfter === null ? /^never / : new RegExp(`^${utc(ts + row.expiresAfter)} \\(in `);
+        assert.match(await expires(itemId(row)), want, `${row.d.pos}: ${row.d.line}`);
+      }
+      if (defaultTtl === 10) {
+        await page.getByRole("button", { name: itemId(rows[0]), exact: true }).click();
+        await page.getByRole("form", { name: `Item ${itemId(rows[0])}` }).waitFor();
+        await shot("items-editor");
+      }
+      await page.getByRole("button", { name: "Close" }).click();
+      if (defaultTtl === 10) await shot("items");
 
-  it("switches TTL Off: the container reads back without defaultTtl", async () => {
-    await tab("Settings").click();
-    await page.getByRole("radio", { name: "Off" }).check();
-    await page.getByRole("button", { name: "Save", exact: true }).click();
-    await status("Saved container settings.").waitFor();
-    assert.equal("defaultTtl" in (await readContainer()), false);
-    assert.equal(await page.getByRole("radio", { name: "Off" }).isChecked(), true);
-    await page.locator(".badge", { hasText: "TTL off" }).waitFor();
-  });
+      // Past each expiry in turn, and past every probe of the rows that never expire.
+      const times = [...new Set(rows.flatMap((row) => (row.expiresAfter === null ? row.probes.map((p) => p.at) : [row.expiresAfter])))].sort((x, y) => x - y);
+      for (const at of times) {
+        const now = (await rest("GET", "/_ebb/clock")).body.epochSeconds;
+        await page.getByLabel("Seconds to advance the server clock by").fill(String(ts + at - now));
+        await page.getByRole("button", { name: "Advance clock" }).click();
+        await page.locator(".clock-time", { hasText: utc(ts + at) }).waitFor();
+        await page.getByRole("button", { name: "Refresh", exact: true }).click();
+        const want = rows.filter((row) => row.expiresAfter === null || row.expiresAfter > at).map(itemId).sort();
+        await until(`at _ts+${at}: ${want.join(" ")}`, async () => JSON.stringify((await rowIds()).sort()) === JSON.stringify(want));
+      }
+      if (defaultTtl === 10) await shot("items-after-clock");
+      lastGroup = { coll, left: rows.filter((row) => row.expiresAfter === null).map(itemId).sort() };
+    });
+  }
 
   it("runs a query and shows results and the request charge", async () => {
     await tab("Query").click();
-    await page.getByLabel("SQL query").fill("SELECT c.id, c.customer FROM c");
+    await page.getByLabel("SQL query").fill("SELECT c.id FROM c ORDER BY c.id");
     await page.getByRole("button", { name: "Run query" }).click();
     const stats = page.locator(".query-results .stats");
     await stats.waitFor();
     const text = await stats.innerText();
-    assert.match(text, /Results\s+1\b/i);
+    assert.match(text, new RegExp(`Results\\s+${lastGroup.left.length}\\b`, "i"));
     assert.match(text, /Request charge\s+\d+\.\d\d RU/i);
     const results = JSON.parse(await page.getByLabel("Query results as JSON").innerText());
-    assert.deepEqual(results, [{ id: "cart-pinned", customer: "grace" }]);
+    assert.deepEqual(results, lastGroup.left.map((id) => ({ id })));
     await page.getByText("Query metrics (last page)").click();
     await page.getByRole("row", { name: /Retrieved documents/ }).waitFor();
     await shot("query");
@@ -231,7 +276,7 @@ describe("Ebb Explorer", () => {
   it("stays usable on a narrow window", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await tab("Items").click();
-    await until("the pinned row", async () => (await rowIds()).includes("cart-pinned"));
+    await until("the rows that never expire", async () => (await rowIds()).includes(lastGroup.left[0]));
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
     await shot("items-narrow");

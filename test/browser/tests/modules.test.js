@@ -11,6 +11,7 @@ import { containerReplaceBody, parseItem, parseQueryMetrics, partitionKeyHeader,
 import { parseRoute, routeHref } from "../../../web/static/js/router.js";
 import { hmacSha256, sha256 } from "../../../web/static/js/sha256.js";
 import { defaultTtlFor, expiresAt, isExpired, ttlSetting } from "../../../web/static/js/ttl.js";
+import { argValue, expiryRows, readMatrix } from "../../js/lib/ttldata.js";
 import { EMULATOR_KEY } from "../lib/ebb.js";
 
 // resourceOf and makeSigner are pinned with known vectors in the JS SDK
@@ -35,41 +36,41 @@ describe("signing", () => {
 });
 
 describe("TTL", () => {
-  it("maps the portal's settings to defaultTtl and back", () => {
-    assert.equal(defaultTtlFor("off", ""), undefined);
-    assert.equal(defaultTtlFor("on-no-default", ""), -1);
-    assert.equal(defaultTtlFor("on", " 10 "), 10);
-    for (const bad of ["", "0", "-1", "1.5", "2147483648", "ten"]) {
+  // The rows come from the TTL contract's data file, testdata/ttl/matrix.
+  const portal = { Off: "off", "On (no default)": "on-no-default" };
+
+  it("maps each defaultTtl the server accepts to the portal's setting and back", () => {
+    for (const d of readMatrix().filter((d) => d.cmd === "default-ttl" && !d.expected.startsWith("400"))) {
+      const value = argValue(d, "value");
+      const seconds = /^On (\d+) s$/.exec(d.expected);
+      const want = seconds ? { mode: "on", seconds: Number(seconds[1]) } : { mode: portal[d.expected], seconds: null };
+      assert.deepEqual(ttlSetting(value), want, `${d.pos}: ${d.line}`);
+      assert.equal(defaultTtlFor(want.mode, String(want.seconds ?? "")), value ?? undefined, `${d.pos}: back to defaultTtl`);
+    }
+  });
+
+  it("refuses the seconds the server refuses, and what is not a number of seconds", () => {
+    const refused = readMatrix()
+      .filter((d) => d.cmd === "default-ttl" && d.expected.startsWith("400") && typeof argValue(d, "value") === "number")
+      .map((d) => String(argValue(d, "value")));
+    assert.ok(refused.length > 0);
+    for (const bad of [...refused, "", "-1", "ten"]) {
       assert.throws(() => defaultTtlFor("on", bad), /whole number of seconds/, bad);
     }
-    assert.deepEqual(ttlSetting(undefined), { mode: "off", seconds: null });
-    assert.deepEqual(ttlSetting(null), { mode: "off", seconds: null });
-    assert.deepEqual(ttlSetting(-1), { mode: "on-no-default", seconds: null });
-    assert.deepEqual(ttlSetting(10), { mode: "on", seconds: 10 });
   });
 
   it("computes expiry from _ts and the effective ttl", () => {
     const ts = 1_000;
-    const cases = [
-      // [item ttl (undefined: absent), container defaultTtl, expires at]
-      [undefined, undefined, null],
-      [5, undefined, null],
-      [undefined, -1, null],
-      [5, -1, ts + 5],
-      [-1, -1, null],
-      [undefined, 10, ts + 10],
-      [5, 10, ts + 5],
-      [50, 10, ts + 50],
-      [-1, 10, null],
-      ["soon", 10, ts + 10], // not a valid ttl: counts as absent, as on the server
-    ];
-    for (const [ttl, defaultTtl, want] of cases) {
-      const item = ttl === undefined ? { _ts: ts } : { _ts: ts, ttl };
-      assert.equal(expiresAt(item, defaultTtl), want, `ttl ${ttl}, defaultTtl ${defaultTtl}`);
+    for (const row of expiryRows()) {
+      const item = row.ttl === undefined ? { _ts: ts } : { _ts: ts, ttl: row.ttl };
+      const at = expiresAt(item, row.defaultTtl);
+      assert.equal(at, row.expiresAfter === null ? null : ts + row.expiresAfter, `${row.d.pos}: ${row.d.line}`);
+      for (const p of row.probes) {
+        assert.equal(isExpired(at, ts + p.at), !p.visible, `${row.d.pos}: ${row.d.line} at _ts+${p.at}`);
+      }
     }
-    assert.equal(isExpired(ts + 10, ts + 9), false);
-    assert.equal(isExpired(ts + 10, ts + 10), true);
-    assert.equal(isExpired(null, ts), false);
+    // Not a valid ttl (stored while TTL was off): counts as absent, as on the server.
+    assert.equal(expiresAt({ _ts: ts, ttl: "soon" }, 10), ts + 10);
   });
 });
 

@@ -3,7 +3,10 @@
 // Each test file calls startEbb() in its `before` hook and stop() in its
 // `after` hook. The server runs in memory, over plain HTTP, on a manual
 // clock (--clock-control), on a port the operating system picks on the
-// loopback interface; the port is read from the banner Ebb prints.
+// loopback interface; the port is read from the banner Ebb prints. It
+// runs with --check-on-exit: when stopped it checks that its documents,
+// expiry keys, index entries and feed agree, and stop() fails (and with
+// it the test file) when they do not.
 //
 // The binary comes from EBB_BIN (run.sh builds it once). Without EBB_BIN
 // the helper builds one into a temporary directory for this process.
@@ -25,6 +28,7 @@ export const EMULATOR_KEY =
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const START_DEADLINE_MS = 30_000;
 const BUILD_DEADLINE_MS = 300_000;
+const STOP_DEADLINE_MS = 15_000;
 
 let builtBinary; // { path, dir } when this process built its own binary
 
@@ -61,6 +65,7 @@ export async function startEbb({ extraArgs = [] } = {}) {
     "127.0.0.1:0",
     "--log-level",
     "warn",
+    "--check-on-exit",
     ...extraArgs,
   ];
   const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -102,15 +107,21 @@ export async function startEbb({ extraArgs = [] } = {}) {
     endpoint,
     key: EMULATOR_KEY,
     logs: () => stderr,
+    /** stop ends the server. It fails unless the server exits with status 0: with --check-on-exit, its consistency check passed. */
     async stop() {
       if (stopped) return;
       stopped = true;
       process.removeListener("exit", killOnExit);
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`ebb had exited before stop (code ${child.exitCode}, signal ${child.signalCode})\nstderr: ${stderr}`);
+      }
       child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-      await exited;
+      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_DEADLINE_MS);
+      const { code, signal } = await exited;
       clearTimeout(timer);
+      if (code !== 0) {
+        throw new Error(`ebb did not stop cleanly (code ${code}, signal ${signal}): its consistency check failed or it hung\nstderr: ${stderr}`);
+      }
     },
   };
 }
