@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/server"
 )
 
@@ -56,7 +57,7 @@ func (rc *restClient) do(t testing.TB, method, path string, hdr map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	date := time.Now().UTC().Format(http.TimeFormat)
+	date := clock.NewSystem().Now().UTC().Format(http.TimeFormat)
 	req.Header.Set("x-ms-date", date)
 	req.Header.Set("x-ms-version", "2020-07-15")
 	req.Header.Set("Authorization", rc.key.Sign(method, resType, link, date))

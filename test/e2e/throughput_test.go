@@ -21,24 +21,15 @@ import (
 func TestEnforcedThroughput(t *testing.T) {
 	e := startWith(t, server.Config{Memory: true, EnforceThroughput: true})
 	e.container(t, pkProps("limited", "/pk"))
-	v, _ := auth.NewVerifier(auth.EmulatorKey)
+	rc := newRest(t, e)
 	throttled := 0
 	var retryAfter string
 	for i := 0; i < 200 && throttled == 0; i++ {
 		body := fmt.Sprintf(`{"id":"raw%d","pk":"p","pad":"%s"}`, i, strings.Repeat("x", 4000))
-		date := time.Now().UTC().Format(http.TimeFormat)
-		req, _ := http.NewRequest("POST", e.srv.URL+"dbs/db-limited/colls/limited/docs", strings.NewReader(body))
-		req.Header.Set("x-ms-date", date)
-		req.Header.Set("authorization", v.Sign("POST", "docs", "dbs/db-limited/colls/limited", date))
-		req.Header.Set("x-ms-documentdb-partitionkey", `["p"]`)
-		resp, err := insecureTransport().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusTooManyRequests {
+		resp := rc.do(t, "POST", "/dbs/db-limited/colls/limited/docs", map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}, []byte(body))
+		if resp.status == http.StatusTooManyRequests {
 			throttled++
-			retryAfter = resp.Header.Get("x-ms-retry-after-ms")
+			retryAfter = resp.header.Get("x-ms-retry-after-ms")
 		}
 	}
 	if throttled == 0 || retryAfter == "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/server"
 )
 
@@ -101,11 +102,11 @@ func TestPurgeIsPhysical(t *testing.T) {
 // waitFor polls cond until it holds or a generous deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waited := clock.NewSystem()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		if waited.Elapsed() > 10*time.Second {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		<-tick.C
