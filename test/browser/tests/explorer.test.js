@@ -189,6 +189,8 @@ describe("Ebb Explorer", () => {
       assert.equal(await page.getByLabel("Time to Live in seconds").inputValue(), seconds ?? "");
       const badge = value === undefined || value === null ? /^TTL off$/ : value === -1 ? /^TTL on \(no default\)$/ : /^TTL \d/;
       assert.match(await page.locator(".facts .badge").innerText(), badge, `badge for ${d.expected}`);
+      const off = value === undefined || value === null;
+      assert.equal(await page.locator(".facts .badge").getAttribute("data-ttl"), off ? "off" : "on", `badge state for ${d.expected}`);
       if (value === 10) await shot("settings");
     });
   }

@@ -4,7 +4,7 @@
 
 import { Notice, confirmDialog, h, replace } from "../dom.js";
 import { routeHref } from "../router.js";
-import { describeTtl } from "../ttl.js";
+import { TTL_OFF, describeTtl, ttlSetting } from "../ttl.js";
 import { renderItems } from "./items.js";
 import { renderQuery } from "./query.js";
 import { renderSettings } from "./settings.js";
@@ -54,7 +54,7 @@ export class ContainerPage {
     replace(
       this.facts,
       h("span", { class: "fact" }, "Partition key ", h("code", {}, paths.join(", ") || "none")),
-      h("span", { class: "badge", "data-ttl": container.defaultTtl === undefined ? "off" : "on" }, describeTtl(container.defaultTtl)),
+      h("span", { class: "badge", "data-ttl": ttlSetting(container.defaultTtl).mode === TTL_OFF ? "off" : "on" }, describeTtl(container.defaultTtl)),
     );
   }
 
