@@ -240,7 +240,7 @@ func (c *container) parseBatch(ref ItemRef, body []byte, atomic bool) ([]batchOp
 	var in []batchOpJSON
 	if err := json.Unmarshal(body, &in); err != nil {
 		if !json.Valid(body) {
-			return nil, dberr.BadRequest("The batch body is not valid JSON. %s", jsonErrorDetail(body))
+			return nil, dberr.BadRequest("The batch body is not valid JSON. %s", document.JSONErrorDetail(body))
 		}
 		return nil, dberr.BadRequest("The batch body must be a JSON array of operations such as [{\"operationType\": \"Create\", \"resourceBody\": {…}}]: %v.", err)
 	}

@@ -448,7 +448,7 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 // stage can handle and returns its members.
 func objectBody(body []byte) ([]document.Member, error) {
 	if !json.Valid(body) {
-		return nil, dberr.BadRequest("The request body is not valid JSON. %s", jsonErrorDetail(body))
+		return nil, dberr.BadRequest("The request body is not valid JSON. %s", document.JSONErrorDetail(body))
 	}
 	if !utf8.Valid(body) {
 		return nil, dberr.BadRequest("The request body is not valid UTF-8.")
@@ -461,19 +461,6 @@ func objectBody(body []byte) ([]document.Member, error) {
 		return nil, dberr.BadRequest("The request body must be a JSON object.")
 	}
 	return ms, nil
-}
-
-// jsonErrorDetail says where a body stops being JSON.
-func jsonErrorDetail(body []byte) string {
-	var v any
-	err := json.Unmarshal(body, &v)
-	if se, ok := err.(*json.SyntaxError); ok {
-		return fmt.Sprintf("Syntax error at byte offset %d: %v.", se.Offset, se)
-	}
-	if err != nil {
-		return err.Error()
-	}
-	return ""
 }
 
 // rebuild writes an object from ordered (key, raw value) pairs.

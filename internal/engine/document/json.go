@@ -3,6 +3,7 @@ package document
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -274,4 +275,17 @@ func CheckShape(doc []byte) error {
 		}
 	}
 	return nil
+}
+
+// JSONErrorDetail says where a body stops being JSON.
+func JSONErrorDetail(body []byte) string {
+	var v any
+	err := json.Unmarshal(body, &v)
+	if se, ok := err.(*json.SyntaxError); ok {
+		return fmt.Sprintf("Syntax error at byte offset %d: %v.", se.Offset, se)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
