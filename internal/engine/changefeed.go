@@ -12,6 +12,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -212,7 +213,7 @@ func (f *feedScan) scanLatest(r storage.Reader, start, end uint64) (uint64, erro
 		if !visible || item.h.Ts < f.since {
 			continue
 		}
-		row := appendWithLSN(make([]byte, 0, len(item.doc)+24), item.doc, item.h.LSN)
+		row := feed.AppendWithLSN(make([]byte, 0, len(item.doc)+24), item.doc, item.h.LSN)
 		f.rows = append(f.rows, row)
 		f.outBytes += len(row)
 		if f.full() {
@@ -233,7 +234,7 @@ func (f *feedScan) scanLog(r storage.Reader, start, end uint64) (uint64, error) 
 		if err != nil {
 			return 0, err
 		}
-		_, pkEnc, rec, err := decodeLogRecord(it.Value())
+		_, pkEnc, rec, err := feed.DecodeRecord(it.Value())
 		if err != nil {
 			return 0, err
 		}
@@ -290,6 +291,9 @@ func logStart(r storage.Reader, rid [8]byte) (uint64, error) {
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
+
+// logRetention returns c's changeFeedPolicy.retentionDuration in minutes.
+func (c *container) logRetention() int64 { return c.retention }
 
 func feedEtag(lsn uint64) string { return `"` + strconv.FormatUint(lsn, 10) + `"` }
 

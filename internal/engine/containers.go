@@ -10,6 +10,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -63,7 +64,7 @@ func parseContainerSpec(body []byte, ms []document.Member) (containerSpec, error
 	if p := document.Lookup(ms, "ttlPropertyPath"); p != nil && string(p) != "null" && !spec.ttl.On() {
 		return spec, dberr.BadRequest("The ttlPropertyPath can only be specified together with defaultTtl.")
 	}
-	if spec.logRetention, err = parseChangeFeedPolicy(document.Lookup(ms, "changeFeedPolicy")); err != nil {
+	if spec.logRetention, err = feed.ParsePolicy(document.Lookup(ms, "changeFeedPolicy")); err != nil {
 		return spec, err
 	}
 	return spec, nil

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -155,7 +156,7 @@ func trimLog(store storage.Store, c *container, now int64) (time.Duration, error
 			if n == 0 {
 				first = lsn
 			}
-			crts, _, _, err := decodeLogRecord(it.Value())
+			crts, _, _, err := feed.DecodeRecord(it.Value())
 			if err != nil {
 				return err
 			}
