@@ -7,6 +7,17 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/document"
 )
 
+// Container is what the feed knows of a container.
+type Container struct {
+	RID [8]byte
+	// Name names the container in logs: "<db>/<container>".
+	Name string
+	PK   document.PKDef
+	// Retention is changeFeedPolicy.retentionDuration in minutes: how
+	// long the log keeps a change. 0: the container keeps no log.
+	Retention int64
+}
+
 // maxRetention caps changeFeedPolicy.retentionDuration (minutes); it
 // keeps retention arithmetic far from overflow.
 const maxRetention = 1 << 31

@@ -74,12 +74,12 @@ func (r Record) Encode(def document.PKDef) []byte {
 	b = append(b, '{')
 	if r.Current != nil {
 		b = append(b, `"current":`...)
-		b = AppendWithLSN(b, r.Current, r.LSN)
+		b = appendWithLSN(b, r.Current, r.LSN)
 		b = append(b, ',')
 	}
 	if r.Previous != nil {
 		b = append(b, `"previous":`...)
-		b = AppendWithLSN(b, r.Previous, r.PreviousLSN)
+		b = appendWithLSN(b, r.Previous, r.PreviousLSN)
 		b = append(b, ',')
 	}
 	b = append(b, `"metadata":{"operationType":"`...)
@@ -117,10 +117,10 @@ func DecodeRecord(v []byte) (crts int64, pkEnc, doc []byte, err error) {
 	return crts, rest[:n], rest[n:], nil
 }
 
-// AppendWithLSN appends a stored document with "_lsn" added, as the
+// appendWithLSN appends a stored document with "_lsn" added, as the
 // change feeds serve items.
 // REQUIRES: doc is a JSON object (stored documents end with '}').
-func AppendWithLSN(dst, doc []byte, lsn uint64) []byte {
+func appendWithLSN(dst, doc []byte, lsn uint64) []byte {
 	dst = append(dst, doc[:len(doc)-1]...)
 	if len(doc) > 2 {
 		dst = append(dst, ',')

@@ -98,8 +98,8 @@ func TestAppendWithLSN(t *testing.T) {
 		{`{}`, `{"_lsn":5}`},
 		{`{"id":"a"}`, `{"id":"a","_lsn":5}`},
 	} {
-		if got := AppendWithLSN([]byte("x"), []byte(tc.doc), 5); string(got) != "x"+tc.want {
-			t.Errorf("AppendWithLSN(%s): got %s, want x%s", tc.doc, got, tc.want)
+		if got := appendWithLSN([]byte("x"), []byte(tc.doc), 5); string(got) != "x"+tc.want {
+			t.Errorf("appendWithLSN(%s): got %s, want x%s", tc.doc, got, tc.want)
 		}
 	}
 }
