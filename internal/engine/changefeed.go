@@ -112,6 +112,30 @@ func (f feedItems) Lookup(key []byte) ([]byte, document.ItemHeader, bool, bool, 
 	return it.doc, it.h, it.doc != nil, visible, err
 }
 
+// startLogTrimmer starts the feed's log trimmer over e's catalog.
+func startLogTrimmer(e *Engine) *feed.Trimmer {
+	return feed.StartTrimmer(feed.TrimmerConfig{
+		Store: e.store, Clock: e.clock, Log: e.log,
+		Now: func() int64 { return e.now().Unix() },
+		Containers: func(yield func(feed.Container) bool) {
+			for _, db := range e.catalogSnapshot().dbs {
+				for _, c := range db.colls {
+					if !yield(c.feedContainer()) {
+						return
+					}
+				}
+			}
+		},
+		LastLSN: func(r storage.Reader, rid [8]byte) (uint64, bool, error) {
+			st, err := readCollState(r, rid)
+			if IsKind(err, KindNotFound) {
+				return 0, false, nil
+			}
+			return st.lsn, err == nil, err
+		},
+	})
+}
+
 // feedContainer is what package feed needs to know of c.
 func (c *container) feedContainer() feed.Container {
 	return feed.Container{RID: c.rid, Name: c.label(), PK: c.pk, Retention: c.retention}

@@ -226,7 +226,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	}
 	e.publish(next)
 	if c.retention > 0 {
-		e.trimmer.notice(c)
+		e.trimmer.Notice(c.feedContainer())
 	}
 	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
 }
@@ -322,7 +322,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	e.purger.replan(&c)
 	e.indexer.kick()
 	if c.retention != old.retention {
-		e.trimmer.notice(&c)
+		e.trimmer.Notice(c.feedContainer())
 	}
 	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
 }
