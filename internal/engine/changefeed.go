@@ -14,13 +14,12 @@ import (
 // container and scope, hands the feed the visible-items reader, and
 // charges for the page.
 
-// ChangeFeedMode is the A-IM of a change feed request.
+// ChangeFeedMode is the A-IM of a change feed request. The modes are
+// feed's, named here too so the gateway speaks only to the engine.
 type ChangeFeedMode = feed.Mode
 
 const (
-	// LatestVersion is "A-IM: Incremental Feed".
-	LatestVersion = feed.LatestVersion
-	// AllVersionsAndDeletes is "A-IM: Full-Fidelity Feed".
+	LatestVersion         = feed.LatestVersion
 	AllVersionsAndDeletes = feed.AllVersionsAndDeletes
 )
 

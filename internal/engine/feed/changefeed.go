@@ -16,20 +16,6 @@ import (
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
-// The change feed.
-//
-// A continuation is an LSN: the etag of a feed response is the next LSN
-// to read ("42", quoted like any etag), so a client that sends it back in
-// If-None-Match gets exactly the changes made after the page it has.
-//
-// Latest-version mode scans the latest-version index from that LSN: one
-// entry per stored item version, in LSN order, so a changed item appears
-// once, at its last change, and a deleted one not at all. Expired items
-// are skipped: the engine's Items says which versions the request sees,
-// with the same TTL predicate as every read path, at the request's one
-// "now". All-versions-and-deletes mode scans the change log instead (see
-// record.go).
-
 // Mode is the A-IM of a change feed request.
 type Mode int
 

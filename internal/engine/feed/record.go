@@ -10,22 +10,11 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 )
 
-// The change log: what the all-versions-and-deletes change feed serves.
-//
-// A container with changeFeedPolicy.retentionDuration > 0 keeps one
-// record per change under the change's LSN, written in the same storage
-// transaction as the change itself, so the log and the items can never
-// disagree: a create, a replace (upserts and patches included) and a
-// delete (explicit, or a TTL purge marked timeToLiveExpired). Records are
-// stored already rendered as the wire JSON, so serving the feed copies
-// bytes; what the trimmer and the scoped feeds need is in a small header
-// in front:
+// A record is stored already rendered as the wire JSON, so serving the
+// all-versions-and-deletes feed copies bytes; what the trimmer and the
+// scoped feeds need is in a small header in front:
 //
 //	version:1 | crts:int64 | len(pk):uvarint | pk (encoded) | record JSON
-//
-// crts never decreases with the LSN (a change's crts is the container's
-// last _ts, which never goes back), so the records older than the
-// retention are always a prefix of the log.
 
 // Op is a change record's operationType.
 type Op int
