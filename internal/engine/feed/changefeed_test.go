@@ -55,20 +55,29 @@ func (f fakeItems) Lookup(key []byte) ([]byte, document.ItemHeader, bool, bool, 
 	return []byte(it.doc), it.h, true, it.visible, nil
 }
 
-// page runs one scan of req over s, scoped to pk, with next as the
-// container's next LSN.
-func page(t *testing.T, s storage.Store, c Container, req Request, pk []byte, items Items, next uint64) (Page, error) {
+// page runs one scan of req over s, scoped to partition key pk ("" for
+// the whole container), with next as the container's next LSN, and
+// returns the page and its rows as text.
+func page(t *testing.T, s storage.Store, c Container, req Request, pk string, items Items, next uint64) (Page, []string, error) {
 	t.Helper()
-	scan, err := NewScan(c, req, pk, func(storage.Reader) Items { return items })
+	var scope []byte
+	if pk != "" {
+		scope = pkEnc(pk)
+	}
+	scan, err := NewScan(c, req, scope, func(storage.Reader) Items { return items })
 	if err != nil {
-		return Page{}, err
+		return Page{}, nil, err
 	}
 	var p Page
 	err = s.View(context.Background(), func(r storage.Reader) error {
 		p, err = scan.Read(r, next)
 		return err
 	})
-	return p, err
+	var rows []string
+	for _, r := range p.Rows {
+		rows = append(rows, string(r))
+	}
+	return p, rows, err
 }
 
 func TestScanLatest(t *testing.T) {
@@ -111,17 +120,9 @@ func TestScanLatest(t *testing.T) {
 		{"past-the-end", Request{IfNoneMatch: `"9"`}, "", ``, `"9"`, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var pk []byte
-			if tc.pk != "" {
-				pk = pkEnc(tc.pk)
-			}
-			p, err := page(t, s, c, tc.req, pk, items, 7)
+			p, rows, err := page(t, s, c, tc.req, tc.pk, items, 7)
 			if err != nil {
 				t.Fatalf("%+v: %v", tc.req, err)
-			}
-			var rows []string
-			for _, r := range p.Rows {
-				rows = append(rows, string(r))
 			}
 			if got := strings.Join(rows, " "); got != tc.rows || p.ETag != tc.etag || p.Loaded != tc.read {
 				t.Errorf("%+v:\ngot  %s, etag %s, %d read\nwant %s, etag %s, %d read", tc.req, got, p.ETag, p.Loaded, tc.rows, tc.etag, tc.read)
@@ -133,7 +134,7 @@ func TestScanLatest(t *testing.T) {
 	update(t, s, func(w storage.Writer) error {
 		return w.Set(keyspace.LatestKey(c.RID, 8), LatestValue(c.RID, keyspace.DocKey(c.RID, pkEnc("p"), "gone")))
 	})
-	_, err := page(t, s, c, Request{}, nil, items, 9)
+	_, _, err := page(t, s, c, Request{}, "", items, 9)
 	if err == nil || !strings.Contains(err.Error(), "latest-version entry 8") || dberr.IsKind(err, dberr.KindNotFound) {
 		t.Errorf("entry without its item: got %v, want an internal error naming entry 8", err)
 	}
@@ -164,17 +165,9 @@ func TestScanLog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.Mode = AllVersionsAndDeletes
-			var pk []byte
-			if tc.pk != "" {
-				pk = pkEnc(tc.pk)
-			}
-			p, err := page(t, s, c, tc.req, pk, nil, 7)
+			p, rows, err := page(t, s, c, tc.req, tc.pk, nil, 7)
 			if err != nil {
 				t.Fatalf("%+v: %v", tc.req, err)
-			}
-			var rows []string
-			for _, r := range p.Rows {
-				rows = append(rows, string(r))
 			}
 			if strings.Join(rows, "\n") != strings.Join(tc.rows, "\n") || p.ETag != tc.etag || p.Loaded != tc.read {
 				t.Errorf("%+v:\ngot  %q, etag %s, %d read\nwant %q, etag %s, %d read", tc.req, rows, p.ETag, p.Loaded, tc.rows, tc.etag, tc.read)
@@ -186,13 +179,13 @@ func TestScanLog(t *testing.T) {
 	update(t, s, func(w storage.Writer) error {
 		return w.Set(keyspace.LogTrimKey(c.RID), binary.BigEndian.AppendUint64(nil, 5))
 	})
-	_, err := page(t, s, c, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: `"4"`}, nil, nil, 7)
+	_, _, err := page(t, s, c, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: `"4"`}, "", nil, 7)
 	want := "The change feed continuation (LSN 4) is older than the container's change feed retention of 60 minutes: changes before LSN 5 were removed. Start again from now (If-None-Match: *)."
 	if !dberr.IsKind(err, dberr.KindBadRequest) || err.Error() != want {
 		t.Errorf("continuation before the trim: got %v, want %q", err, want)
 	}
-	if p, err := page(t, s, c, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: `"5"`}, nil, nil, 7); err != nil || len(p.Rows) != 2 {
-		t.Errorf("continuation at the trim: got %d rows, %v; want 2", len(p.Rows), err)
+	if _, rows, err := page(t, s, c, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: `"5"`}, "", nil, 7); err != nil || len(rows) != 2 {
+		t.Errorf("continuation at the trim: got %d rows, %v; want 2", len(rows), err)
 	}
 }
 
