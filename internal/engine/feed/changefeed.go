@@ -231,7 +231,7 @@ func (s *Scan) scanLog(r storage.Reader, start, end uint64) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		_, pkEnc, rec, err := DecodeRecord(it.Value())
+		_, pkEnc, rec, err := decodeRecord(it.Value())
 		if err != nil {
 			return 0, err
 		}

@@ -92,8 +92,8 @@ func (r Record) Encode(def document.PKDef) []byte {
 	return append(b, "}}"...)
 }
 
-// DecodeRecord splits a stored record into its header fields and JSON.
-func DecodeRecord(v []byte) (crts int64, pkEnc, doc []byte, err error) {
+// decodeRecord splits a stored record into its header fields and JSON.
+func decodeRecord(v []byte) (crts int64, pkEnc, doc []byte, err error) {
 	if len(v) < 9 || v[0] != recordVersion {
 		return 0, nil, nil, fmt.Errorf("engine: corrupt change record (%d bytes)", len(v))
 	}

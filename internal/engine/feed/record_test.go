@@ -56,9 +56,9 @@ func TestRecordEncode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := tc.rec.Encode(tc.def)
-			crts, pkEnc, doc, err := DecodeRecord(v)
+			crts, pkEnc, doc, err := decodeRecord(v)
 			if err != nil {
-				t.Fatalf("DecodeRecord(Encode(%+v)): %v", tc.rec, err)
+				t.Fatalf("decodeRecord(Encode(%+v)): %v", tc.rec, err)
 			}
 			if string(doc) != tc.want {
 				t.Errorf("record JSON:\ngot  %s\nwant %s", doc, tc.want)
@@ -86,8 +86,8 @@ func TestDecodeRecordCorrupt(t *testing.T) {
 		{"bad-varint", append(append([]byte{}, good[:9]...), 0xff)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, _, _, err := DecodeRecord(tc.v); err == nil {
-				t.Errorf("DecodeRecord(%x): got no error, want one", tc.v)
+			if _, _, _, err := decodeRecord(tc.v); err == nil {
+				t.Errorf("decodeRecord(%x): got no error, want one", tc.v)
 			}
 		})
 	}

@@ -176,7 +176,7 @@ func (t *Trimmer) trim(c Container, now int64) (time.Duration, error) {
 			if n == 0 {
 				first = lsn
 			}
-			crts, _, _, err := DecodeRecord(it.Value())
+			crts, _, _, err := decodeRecord(it.Value())
 			if err != nil {
 				return err
 			}
