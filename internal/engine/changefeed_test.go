@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
 
@@ -320,7 +321,7 @@ func runChangeFeedProperty(t *testing.T, e *Engine, clk *clock.Manual, def strin
 		}
 		// From the last checkpoint: exactly the visible items changed since.
 		if lastEtag != "" {
-			since, _ := parseFeedContinuation(lastEtag)
+			since, _ := feed.ParseContinuation(lastEtag)
 			rows, _ := drainLatest(t, e, lastEtag, 3)
 			want := 0
 			for _, it := range visible {
@@ -453,7 +454,7 @@ func drainLatest(t *testing.T, e *Engine, etag string, size int) ([][]byte, stri
 }
 
 func lsnOf(etag string) uint64 {
-	n, _ := parseFeedContinuation(etag)
+	n, _ := feed.ParseContinuation(etag)
 	return n
 }
 

@@ -139,7 +139,7 @@ func (e *Engine) reloadCatalog(ctx context.Context) error {
 	}
 	e.publish(cat)
 	e.purger.replanAll()
-	e.trimmer.visitAll()
+	e.trimmer.VisitAll()
 	return nil
 }
 

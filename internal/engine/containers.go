@@ -10,6 +10,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -63,7 +64,7 @@ func parseContainerSpec(body []byte, ms []document.Member) (containerSpec, error
 	if p := document.Lookup(ms, "ttlPropertyPath"); p != nil && string(p) != "null" && !spec.ttl.On() {
 		return spec, dberr.BadRequest("The ttlPropertyPath can only be specified together with defaultTtl.")
 	}
-	if spec.logRetention, err = parseChangeFeedPolicy(document.Lookup(ms, "changeFeedPolicy")); err != nil {
+	if spec.logRetention, err = feed.ParsePolicy(document.Lookup(ms, "changeFeedPolicy")); err != nil {
 		return spec, err
 	}
 	return spec, nil
@@ -225,7 +226,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	}
 	e.publish(next)
 	if c.retention > 0 {
-		e.trimmer.notice(c)
+		e.trimmer.Notice(c.feedContainer())
 	}
 	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
 }
@@ -321,7 +322,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	e.purger.replan(&c)
 	e.indexer.kick()
 	if c.retention != old.retention {
-		e.trimmer.notice(&c)
+		e.trimmer.Notice(c.feedContainer())
 	}
 	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
 }

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/query"
@@ -64,8 +65,8 @@ type Engine struct {
 	cat *catalog
 
 	purger *purger
-	// trimmer trims the change logs by their retention (logtrim.go).
-	trimmer *logTrimmer
+	// trimmer trims the change logs by their retention (package feed).
+	trimmer *feed.Trimmer
 	// indexer builds indexes after policy changes (indexbuild.go).
 	indexer *indexBuilder
 }
@@ -164,7 +165,7 @@ func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.stopCluster()
 		e.purger.stop()
-		e.trimmer.stop()
+		e.trimmer.Stop()
 		e.indexer.stop()
 	})
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -396,15 +397,15 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	if err := indexPut(t.w, c, p.pkEnc, p.id, old, exists, doc); err != nil {
 		return written{}, err
 	}
-	if err := t.w.Set(keyspace.LatestKey(c.rid, h.LSN), latestSuffix(c, key)); err != nil {
+	if err := t.w.Set(keyspace.LatestKey(c.rid, h.LSN), feed.LatestValue(c.rid, key)); err != nil {
 		return written{}, err
 	}
 	if t.logged {
-		rec := changeRecord{lsn: h.LSN, crts: h.Ts, current: doc, pkEnc: p.pkEnc}
+		rec := feed.Record{LSN: h.LSN, Crts: h.Ts, Current: doc, PKEnc: p.pkEnc}
 		if exists {
-			rec.op, rec.previousLSN = opReplace, old.h.LSN
+			rec.Op, rec.PreviousLSN = feed.OpReplace, old.h.LSN
 		}
-		if err := t.w.Set(keyspace.LogKey(c.rid, h.LSN), rec.encode(c)); err != nil {
+		if err := t.w.Set(keyspace.LogKey(c.rid, h.LSN), rec.Encode(c.pk)); err != nil {
 			return written{}, err
 		}
 	}
@@ -489,9 +490,9 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 	if !logged {
 		return nil
 	}
-	rec := changeRecord{
-		op: opDelete, lsn: st.lsn, crts: st.lastTs, previousLSN: v.h.LSN, previous: v.doc,
-		expired: expired, id: v.id, pkEnc: v.pkEnc,
+	rec := feed.Record{
+		Op: feed.OpDelete, LSN: st.lsn, Crts: st.lastTs, PreviousLSN: v.h.LSN, Previous: v.doc,
+		Expired: expired, ID: v.id, PKEnc: v.pkEnc,
 	}
-	return w.Set(keyspace.LogKey(c.rid, st.lsn), rec.encode(c))
+	return w.Set(keyspace.LogKey(c.rid, st.lsn), rec.Encode(c.pk))
 }

@@ -1,17 +1,20 @@
-package engine
+package feed
 
 import (
 	"context"
 	"encoding/binary"
+	"iter"
+	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
-// logTrimmer removes change-log records older than their container's
+// Trimmer removes change-log records older than their container's
 // changeFeedPolicy.retentionDuration, and the whole log of a container
 // whose policy was removed. It runs beside the writers: it finds what is
 // due in a snapshot and deletes it with one range deletion per container,
@@ -25,8 +28,8 @@ import (
 // container change wakes it, so it costs nothing when unused. The first
 // pass after start visits every container once, to finish a removal a
 // restart interrupted.
-type logTrimmer struct {
-	e        *Engine
+type Trimmer struct {
+	cfg      TrimmerConfig
 	stopOnce sync.Once
 	stopped  chan struct{}
 	done     chan struct{}
@@ -40,6 +43,21 @@ type logTrimmer struct {
 	everything bool
 }
 
+// TrimmerConfig is what the trimmer needs of the engine.
+type TrimmerConfig struct {
+	Store storage.Store
+	// Clock times the trimmer's sleeps.
+	Clock clock.Clock
+	Log   *slog.Logger
+	// Now is the engine's current instant in epoch seconds.
+	Now func() int64
+	// Containers yields every container of the catalog.
+	Containers iter.Seq[Container]
+	// LastLSN reads the last LSN container rid has written; exists is
+	// false once the container was deleted.
+	LastLSN func(r storage.Reader, rid [8]byte) (lsn uint64, exists bool, err error)
+}
+
 // trimInterval is the longest the trimmer sleeps: the shortest retention.
 const trimInterval = time.Minute
 
@@ -47,16 +65,21 @@ const trimInterval = time.Minute
 // that stops there runs again at once.
 const trimScanLimit = 100_000
 
-func startLogTrimmer(e *Engine) *logTrimmer {
-	t := &logTrimmer{e: e, stopped: make(chan struct{}), done: make(chan struct{}),
-		wake: make(chan struct{}, 1), dropped: map[[8]byte]bool{}, everything: true}
+// StartTrimmer starts a trimmer; Stop ends it.
+func StartTrimmer(cfg TrimmerConfig) *Trimmer {
+	t := newTrimmer(cfg)
 	go t.loop()
 	return t
 }
 
-// visitAll makes the next pass visit every container: after a catalog
+func newTrimmer(cfg TrimmerConfig) *Trimmer {
+	return &Trimmer{cfg: cfg, stopped: make(chan struct{}), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), dropped: map[[8]byte]bool{}, everything: true}
+}
+
+// VisitAll makes the next pass visit every container: after a catalog
 // reload, when another node may have changed any policy.
-func (t *logTrimmer) visitAll() {
+func (t *Trimmer) VisitAll() {
 	t.mu.Lock()
 	t.everything = true
 	t.mu.Unlock()
@@ -66,11 +89,11 @@ func (t *logTrimmer) visitAll() {
 	}
 }
 
-// notice is told of a container whose changeFeedPolicy changed.
-func (t *logTrimmer) notice(c *container) {
+// Notice is told of a container whose changeFeedPolicy changed.
+func (t *Trimmer) Notice(c Container) {
 	t.mu.Lock()
-	if c.retention == 0 {
-		t.dropped[c.rid] = true
+	if c.Retention == 0 {
+		t.dropped[c.RID] = true
 	}
 	t.mu.Unlock()
 	select {
@@ -79,13 +102,13 @@ func (t *logTrimmer) notice(c *container) {
 	}
 }
 
-// stop ends the loop; Close may call it more than once.
-func (t *logTrimmer) stop() {
+// Stop ends the loop; the engine's Close may call it more than once.
+func (t *Trimmer) Stop() {
 	t.stopOnce.Do(func() { close(t.stopped) })
 	<-t.done
 }
 
-func (t *logTrimmer) loop() {
+func (t *Trimmer) loop() {
 	defer close(t.done)
 	for {
 		var timer <-chan struct{}
@@ -93,9 +116,9 @@ func (t *logTrimmer) loop() {
 		// The timer's target is taken before the pass, on the clock's
 		// monotonic axis, so time that passes during the pass (or a
 		// manual clock advanced meanwhile) is not lost.
-		start := t.e.clock.Elapsed()
+		start := t.cfg.Clock.Elapsed()
 		if wait, ok := t.pass(); ok {
-			timer, cancel = t.e.clock.At(start + wait)
+			timer, cancel = t.cfg.Clock.At(start + wait)
 		}
 		select {
 		case <-t.stopped:
@@ -110,41 +133,39 @@ func (t *logTrimmer) loop() {
 
 // pass trims the logs that need it and returns how long to sleep, or
 // false when no container keeps a log.
-func (t *logTrimmer) pass() (time.Duration, bool) {
+func (t *Trimmer) pass() (time.Duration, bool) {
 	t.mu.Lock()
 	dropped, everything := t.dropped, t.everything
 	t.dropped, t.everything = map[[8]byte]bool{}, false
 	t.mu.Unlock()
 	wait, any := trimInterval, false
-	for _, db := range t.e.catalogSnapshot().dbs {
-		for _, c := range db.colls {
-			if c.retention == 0 && !dropped[c.rid] && !everything {
-				continue
-			}
-			any = any || c.retention > 0
-			next, err := trimLog(t.e.store, c, t.e.now().Unix())
-			if err != nil {
-				t.e.log.Error("change feed: trim log", "container", c.label(), "err", err)
-				continue
-			}
-			wait = min(wait, next)
+	for c := range t.cfg.Containers {
+		if c.Retention == 0 && !dropped[c.RID] && !everything {
+			continue
 		}
+		any = any || c.Retention > 0
+		next, err := t.trim(c, t.cfg.Now())
+		if err != nil {
+			t.cfg.Log.Error("change feed: trim log", "container", c.Name, "err", err)
+			continue
+		}
+		wait = min(wait, next)
 	}
 	return max(wait, 0), any
 }
 
-// trimLog deletes the records of c's log that are older than its
-// retention at now (all of them when c keeps no log) and returns how long
-// until the oldest remaining one is due.
-func trimLog(store storage.Store, c *container, now int64) (time.Duration, error) {
-	retention := c.logRetention() * 60
+// trim deletes the records of c's log that are older than its retention
+// at now (all of them when c keeps no log) and returns how long until
+// the oldest remaining one is due.
+func (t *Trimmer) trim(c Container, now int64) (time.Duration, error) {
+	retention := c.Retention * 60
 	cutoff := now - retention // records with crts <= cutoff are due
-	prefix := keyspace.CollPrefix(keyspace.Log, c.rid)
+	prefix := keyspace.CollPrefix(keyspace.Log, c.RID)
 	var (
 		first, end uint64 // the records to delete: LSNs [first, end)
 		next       = trimInterval
 	)
-	err := store.View(context.Background(), func(r storage.Reader) error {
+	err := t.cfg.Store.View(context.Background(), func(r storage.Reader) error {
 		it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 		defer it.Close()
 		for n := 0; it.Next(); n++ {
@@ -155,7 +176,7 @@ func trimLog(store storage.Store, c *container, now int64) (time.Duration, error
 			if n == 0 {
 				first = lsn
 			}
-			crts, _, _, err := decodeLogRecord(it.Value())
+			crts, _, _, err := decodeRecord(it.Value())
 			if err != nil {
 				return err
 			}
@@ -174,21 +195,18 @@ func trimLog(store storage.Store, c *container, now int64) (time.Duration, error
 	if err != nil || end == 0 {
 		return next, err
 	}
-	return next, store.Update(context.Background(), func(w storage.Writer) error {
-		st, err := readCollState(w, c.rid)
-		if IsKind(err, KindNotFound) {
-			return nil // the container was deleted, log and all
+	return next, t.cfg.Store.Update(context.Background(), func(w storage.Writer) error {
+		last, exists, err := t.cfg.LastLSN(w, c.RID)
+		if err != nil || !exists {
+			return err // a deleted container went with its log
 		}
-		if err != nil {
-			return err
-		}
-		if err := w.DeleteRange(keyspace.LogKey(c.rid, first), keyspace.LogKey(c.rid, end)); err != nil {
+		if err := w.DeleteRange(keyspace.LogKey(c.RID, first), keyspace.LogKey(c.RID, end)); err != nil {
 			return err
 		}
 		if retention == 0 {
-			end = st.lsn + 1 // no change before now is in the log
+			end = last + 1 // no change before now is in the log
 		}
 		// Continuations before end point at changes no longer kept.
-		return w.Set(keyspace.LogTrimKey(c.rid), binary.BigEndian.AppendUint64(nil, end))
+		return w.Set(keyspace.LogTrimKey(c.RID), binary.BigEndian.AppendUint64(nil, end))
 	})
 }
