@@ -34,7 +34,7 @@ func (e *Engine) CheckConsistency(ctx context.Context) error {
 				if err := checkContainer(r, c, report); err != nil {
 					return err
 				}
-				if err := checkIndex(r, c, report); err != nil {
+				if err := checkIndex(r, c.indexTarget(), c.label(), report); err != nil {
 					return err
 				}
 			}
@@ -122,24 +122,25 @@ func countKeys(r storage.Reader, prefix []byte, limit int) (int, error) {
 	return n, it.Err()
 }
 
-// checkIndex verifies the secondary index of c against its items.
-func checkIndex(r storage.Reader, c *container, report func(string, ...any)) error {
-	st, found, err := readIndexState(r, c.rid)
+// checkIndex verifies the secondary index of t against its items,
+// reporting each problem under label.
+func checkIndex(r storage.Reader, t indexTarget, label string, report func(string, ...any)) error {
+	st, found, err := readIndexState(r, t.rid)
 	if err != nil {
 		return err
 	}
 	if !found {
-		report("%s: no index state", c.label())
+		report("%s: no index state", label)
 		return nil
 	}
-	pol, err := st.compiled(c)
+	pol, err := st.compiled(t)
 	if err != nil {
 		return err
 	}
 	// want maps each expected entry to whether it must be present.
 	want := map[string]bool{}
-	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
-	base := keyspace.IndexPrefix(c.rid)
+	prefix := keyspace.CollPrefix(keyspace.Doc, t.rid)
+	base := keyspace.IndexPrefix(t.rid)
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	for it.Next() {
 		_, doc, err := document.DecodeItem(it.Value())
@@ -163,7 +164,7 @@ func checkIndex(r storage.Reader, c *container, report func(string, ...any)) err
 	for it.Next() {
 		k := string(it.Key())
 		if _, ok := want[k]; !ok {
-			report("%s: stray index entry %q", c.label(), k[len(base):])
+			report("%s: stray index entry %q", label, k[len(base):])
 			continue
 		}
 		delete(want, k)
@@ -173,7 +174,7 @@ func checkIndex(r storage.Reader, c *container, report func(string, ...any)) err
 	}
 	for k, required := range want {
 		if required {
-			report("%s: missing index entry %q", c.label(), k[len(base):])
+			report("%s: missing index entry %q", label, k[len(base):])
 		}
 	}
 	return nil

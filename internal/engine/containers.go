@@ -210,7 +210,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		if err := w.Set(keyspace.CollMetaKey(c.rid), collState{}.encode()); err != nil {
 			return err
 		}
-		if err := w.Set(keyspace.IndexStateKey(c.rid), newIndexState(c.indexPolicy()).encode()); err != nil {
+		if err := initIndexState(w, c.indexTarget()); err != nil {
 			return err
 		}
 		return w.Set(keyspace.CatCollKey(db.rid, id), c.raw)
@@ -307,7 +307,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 		}
 		c.etag = resourceEtag(n)
 		c.raw = document.WithSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
-		if err := setIndexPolicy(w, &c); err != nil {
+		if err := setIndexPolicy(w, c.indexTarget()); err != nil {
 			return err
 		}
 		return w.Set(keyspace.CatCollKey(c.dbRID, id), c.raw)

@@ -175,21 +175,35 @@ func readIndexState(r storage.Reader, rid [8]byte) (st indexState, found bool, e
 	return st, err == nil, err
 }
 
-// compiled returns the compiled form of the state's policy: c's own when
+// compiled returns the compiled form of the state's policy: t's own when
 // it is the same, else from the cache.
-func (s indexState) compiled(c *container) (*indexPolicy, error) {
-	if p := c.indexPolicy(); p.fp == s.fp {
+func (s indexState) compiled(t indexTarget) (*indexPolicy, error) {
+	if p := t.catalogPolicy(); p.fp == s.fp {
 		return p, nil
 	}
 	return compiledPolicy(s.policy, s.fp)
 }
 
-// indexPolicy returns the policy of c's catalog entry.
-func (c *container) indexPolicy() *indexPolicy {
-	if c.index == nil {
+// indexTarget is the container an index operation works on: all the
+// index subsystem knows of it.
+type indexTarget struct {
+	rid [8]byte
+	// pk is the container's partition key definition: the builder splits
+	// item keys into <pk> <id> by its number of paths.
+	pk document.PKDef
+	// policy is the indexing policy of the caller's catalog entry (nil:
+	// the default). Writes and queries follow the stored index state's
+	// policy, which is this one unless the caller's catalog snapshot is
+	// stale; when it is, policy spares compiling the state's again.
+	policy *indexPolicy
+}
+
+// catalogPolicy returns the policy of t's catalog entry.
+func (t indexTarget) catalogPolicy() *indexPolicy {
+	if t.policy == nil {
 		return defaultIndexPolicy
 	}
-	return c.index
+	return t.policy
 }
 
 // policyMemo is a transaction that remembers the index policy it read for
@@ -200,62 +214,62 @@ type policyMemo struct {
 	policies map[[8]byte]*indexPolicy
 }
 
-func withPolicyMemo(w storage.Writer) *policyMemo {
+func withPolicyMemo(w storage.Writer) storage.Writer {
 	return &policyMemo{Writer: w, policies: map[[8]byte]*indexPolicy{}}
 }
 
 // writePolicy returns the policy an item write in transaction r indexes
 // under: the stored state's (see "Maintenance" above).
-func writePolicy(r storage.Reader, c *container) (*indexPolicy, error) {
+func writePolicy(r storage.Reader, t indexTarget) (*indexPolicy, error) {
 	memo, _ := r.(*policyMemo)
 	if memo != nil {
-		if pol, ok := memo.policies[c.rid]; ok {
+		if pol, ok := memo.policies[t.rid]; ok {
 			return pol, nil
 		}
 	}
-	pol, err := readWritePolicy(r, c)
+	pol, err := readWritePolicy(r, t)
 	if err == nil && memo != nil {
-		memo.policies[c.rid] = pol
+		memo.policies[t.rid] = pol
 	}
 	return pol, err
 }
 
-func readWritePolicy(r storage.Reader, c *container) (*indexPolicy, error) {
-	v, err := r.Get(keyspace.IndexStateKey(c.rid))
+func readWritePolicy(r storage.Reader, t indexTarget) (*indexPolicy, error) {
+	v, err := r.Get(keyspace.IndexStateKey(t.rid))
 	if errors.Is(err, storage.ErrNotFound) {
-		return c.indexPolicy(), nil
+		return t.catalogPolicy(), nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(v) >= 10 && v[0] == indexStateVersion && binary.BigEndian.Uint64(v[2:]) == c.indexPolicy().fp {
-		return c.indexPolicy(), nil
+	if len(v) >= 10 && v[0] == indexStateVersion && binary.BigEndian.Uint64(v[2:]) == t.catalogPolicy().fp {
+		return t.catalogPolicy(), nil
 	}
 	st, err := decodeIndexState(v)
 	if err != nil {
 		return nil, err
 	}
-	return st.compiled(c)
+	return st.compiled(t)
 }
 
 // indexAdd writes the index entries of doc, stored at <pkEnc> <id>.
 // REQUIRES: called inside the Update that stores the document.
-func indexAdd(w storage.Writer, c *container, pkEnc []byte, id string, doc []byte) error {
-	return indexReplace(w, c, pkEnc, id, nil, doc)
+func indexAdd(w storage.Writer, t indexTarget, pkEnc []byte, id string, doc []byte) error {
+	return indexReplace(w, t, pkEnc, id, nil, doc)
 }
 
 // indexRemove deletes the index entries of doc, stored at <pkEnc> <id>.
 // REQUIRES: called inside the Update that deletes the document.
-func indexRemove(w storage.Writer, c *container, pkEnc []byte, id string, doc []byte) error {
-	return indexReplace(w, c, pkEnc, id, doc, nil)
+func indexRemove(w storage.Writer, t indexTarget, pkEnc []byte, id string, doc []byte) error {
+	return indexReplace(w, t, pkEnc, id, doc, nil)
 }
 
 // indexReplace moves the index entries of the item at <pkEnc> <id> from
 // version old to version doc (either nil: none): it deletes the entries
 // only old has and sets those only doc has.
 // REQUIRES: called inside the Update that writes the item.
-func indexReplace(w storage.Writer, c *container, pkEnc []byte, id string, old, doc []byte) error {
-	pol, err := writePolicy(w, c)
+func indexReplace(w storage.Writer, t indexTarget, pkEnc []byte, id string, old, doc []byte) error {
+	pol, err := writePolicy(w, t)
 	if err != nil || pol.none {
 		return err
 	}
@@ -265,7 +279,7 @@ func indexReplace(w storage.Writer, c *container, pkEnc []byte, id string, old, 
 	ow.collect(pol, old)
 	nw.collect(pol, doc)
 	olds, news := ow.sorted(), nw.sorted()
-	prefix := keyspace.IndexPrefix(c.rid)
+	prefix := keyspace.IndexPrefix(t.rid)
 	item := keys.AppendString(slices.Clip(pkEnc), id)
 	var key []byte
 	entryKey := func(e []byte) []byte {
@@ -578,16 +592,4 @@ func appendIndexString(dst, s []byte) []byte {
 	dst = keys.AppendBytes(dst, s[:maxIndexedString])
 	dst[len(dst)-1] = idxTruncated
 	return dst
-}
-
-// indexPut moves the index entries of the item at <pkEnc> <id> to doc,
-// its new version, from old, the version it replaces when exists (an
-// expired one was removed with its entries already).
-// REQUIRES: called inside the Update that writes the item.
-func indexPut(w storage.Writer, c *container, pkEnc []byte, id string, old storedItem, exists bool, doc []byte) error {
-	var prev []byte
-	if exists {
-		prev = old.doc
-	}
-	return indexReplace(w, c, pkEnc, id, prev, doc)
 }

@@ -125,108 +125,128 @@ func (b *indexBuilder) pass() (retry bool) {
 	return retry
 }
 
-// indexBatch indexes the next documents of a building container in one
-// transaction: it reads the state (and stops if the container is not
-// building), indexes up to max documents after the cursor under the
-// state's policy, and moves the cursor past them, or marks the index
-// ready after the last. more reports that documents remain.
+// indexBatch runs the next batch of c's rebuild (buildBatch) in one
+// transaction. more reports that documents remain.
 func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bool, err error) {
-	type item struct{ suffix, doc []byte }
 	err = e.store.Update(ctx, func(w storage.Writer) error {
-		more = false
-		st, found, err := readIndexState(w, c.rid)
-		if err != nil || !found || !st.building {
-			return err
-		}
-		prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
-		start := prefix
-		if st.cursor != nil {
-			start = append(append(slices.Clip(prefix), st.cursor...), 0)
-		}
-		// Read the batch first: the iterator is closed before writing.
-		var items []item
-		size := 0
-		it := w.Scan(start, keys.PrefixEnd(prefix), false)
-		for it.Next() {
-			if len(items) == max || size >= indexBatchBytes {
-				more = true
-				break
-			}
-			_, doc, err := document.DecodeItem(it.Value())
-			if err != nil {
-				it.Close()
-				return err
-			}
-			items = append(items, item{suffix: slices.Clone(it.Key()[len(prefix):]), doc: slices.Clone(doc)})
-			size += len(doc)
-		}
-		if err := it.Close(); err != nil {
-			return err
-		}
-		if err := it.Err(); err != nil {
-			return err
-		}
-		for _, it := range items {
-			_, rest, err := document.DecodePK(it.suffix, len(c.pk.Paths))
-			if err != nil {
-				return err
-			}
-			id, _, err := keys.DecodeBytes(rest)
-			if err != nil {
-				return err
-			}
-			pkEnc := it.suffix[:len(it.suffix)-len(rest)]
-			// Under the state's policy: indexAdd reads it from w too.
-			if err := indexAdd(w, c, pkEnc, string(id), it.doc); err != nil {
-				return err
-			}
-		}
-		if more {
-			st.cursor = items[len(items)-1].suffix
-		} else {
-			st.building, st.cursor = false, nil
-		}
-		return w.Set(keyspace.IndexStateKey(c.rid), st.encode())
+		more, err = buildBatch(w, c.indexTarget(), max)
+		return err
 	})
 	return more, err
 }
 
-// setIndexPolicy makes c's catalog policy the one its index follows, in
+// buildBatch indexes the next documents of a building container: it
+// reads the state (and stops if the container is not building), indexes
+// up to max documents after the cursor under the state's policy, and
+// moves the cursor past them, or marks the index ready after the last.
+// more reports that documents remain.
+// REQUIRES: called inside an Update, which is the batch.
+func buildBatch(w storage.Writer, t indexTarget, max int) (more bool, err error) {
+	type item struct{ suffix, doc []byte }
+	st, found, err := readIndexState(w, t.rid)
+	if err != nil || !found || !st.building {
+		return false, err
+	}
+	prefix := keyspace.CollPrefix(keyspace.Doc, t.rid)
+	start := prefix
+	if st.cursor != nil {
+		start = append(append(slices.Clip(prefix), st.cursor...), 0)
+	}
+	// Read the batch first: the iterator is closed before writing.
+	var items []item
+	size := 0
+	it := w.Scan(start, keys.PrefixEnd(prefix), false)
+	for it.Next() {
+		if len(items) == max || size >= indexBatchBytes {
+			more = true
+			break
+		}
+		_, doc, err := document.DecodeItem(it.Value())
+		if err != nil {
+			it.Close()
+			return false, err
+		}
+		items = append(items, item{suffix: slices.Clone(it.Key()[len(prefix):]), doc: slices.Clone(doc)})
+		size += len(doc)
+	}
+	if err := it.Close(); err != nil {
+		return false, err
+	}
+	if err := it.Err(); err != nil {
+		return false, err
+	}
+	for _, it := range items {
+		_, rest, err := document.DecodePK(it.suffix, len(t.pk.Paths))
+		if err != nil {
+			return false, err
+		}
+		id, _, err := keys.DecodeBytes(rest)
+		if err != nil {
+			return false, err
+		}
+		pkEnc := it.suffix[:len(it.suffix)-len(rest)]
+		// Under the state's policy: indexAdd reads it from w too.
+		if err := indexAdd(w, t, pkEnc, string(id), it.doc); err != nil {
+			return false, err
+		}
+	}
+	if more {
+		st.cursor = items[len(items)-1].suffix
+	} else {
+		st.building, st.cursor = false, nil
+	}
+	return more, w.Set(keyspace.IndexStateKey(t.rid), st.encode())
+}
+
+// initIndexState stores the index state of a new container: ready, under
+// its catalog policy, with no entries since it has no items.
+// REQUIRES: called inside the Update that creates the container.
+func initIndexState(w storage.Writer, t indexTarget) error {
+	return w.Set(keyspace.IndexStateKey(t.rid), newIndexState(t.catalogPolicy()).encode())
+}
+
+// setIndexPolicy makes t's catalog policy the one its index follows, in
 // the transaction that stores the catalog change: when it indexes
 // differently from the stored state's, every entry is dropped and the
 // state starts building from the first item (a policy that indexes
 // nothing is ready at once).
 // REQUIRES: called inside an Update.
-func setIndexPolicy(w storage.Writer, c *container) error {
-	pol := c.indexPolicy()
-	st, found, err := readIndexState(w, c.rid)
+func setIndexPolicy(w storage.Writer, t indexTarget) error {
+	pol := t.catalogPolicy()
+	st, found, err := readIndexState(w, t.rid)
 	if err != nil {
 		return err
 	}
 	if found && st.fp == pol.fp {
 		return nil
 	}
-	p := keyspace.IndexPrefix(c.rid)
+	p := keyspace.IndexPrefix(t.rid)
 	if err := w.DeleteRange(p, keys.PrefixEnd(p)); err != nil {
 		return err
 	}
 	ns := newIndexState(pol)
 	ns.building = !pol.none
-	return w.Set(keyspace.IndexStateKey(c.rid), ns.encode())
+	return w.Set(keyspace.IndexStateKey(t.rid), ns.encode())
 }
 
-// ensureIndexStates gives every container without an index state (a
-// store written before Ebb had indexes) one that builds its index.
-// Open calls it before serving.
+// ensureIndexState gives t, if it has no index state (a store written
+// before Ebb had indexes), one that builds its index.
+// REQUIRES: called inside an Update.
+func ensureIndexState(w storage.Writer, t indexTarget) error {
+	_, found, err := readIndexState(w, t.rid)
+	if err != nil || found {
+		return err
+	}
+	return setIndexPolicy(w, t)
+}
+
+// ensureIndexStates gives every container without an index state one
+// that builds its index (ensureIndexState). Open calls it before serving.
 func (e *Engine) ensureIndexStates(ctx context.Context) error {
 	for _, db := range e.catalogSnapshot().dbs {
 		for _, c := range db.colls {
 			err := e.store.Update(ctx, func(w storage.Writer) error {
-				_, found, err := readIndexState(w, c.rid)
-				if err != nil || found {
-					return err
-				}
-				return setIndexPolicy(w, c)
+				return ensureIndexState(w, c.indexTarget())
 			})
 			if err != nil {
 				return err

@@ -54,7 +54,8 @@ type orderedSource struct {
 	// lacking, when not nil, is the path of a path index plan: the
 	// documents without a value there are read from docs.
 	lacking []pathSeg
-	docs    *docSource
+	// docPrefix is the key prefix of the documents in scope.
+	docPrefix []byte
 }
 
 // Scan yields the source's documents in order, for callers that do not
@@ -75,7 +76,7 @@ func (s *orderedSource) Descending() bool { return s.desc }
 var lackingRun = []byte{}
 
 func (s *orderedSource) ScanOrdered(after []byte, yield func(run []byte, sorted bool, key, doc []byte) bool) error {
-	inDocs := after != nil && s.lacking != nil && bytes.HasPrefix(after, s.docs.prefix)
+	inDocs := after != nil && s.lacking != nil && bytes.HasPrefix(after, s.docPrefix)
 	inIndex := after != nil && bytes.HasPrefix(after, s.ip.base)
 	if after != nil && !inDocs && !inIndex {
 		return query.ErrBadContinuation
@@ -163,7 +164,7 @@ func (s *orderedSource) walkEntries(r storage.Reader, at []byte, t *walkTimes, y
 // plan's path, in key order (backwards when descending), from the
 // document at from (nil: from the first) when the run is sorted.
 func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes, yield func(run []byte, sorted bool, key, doc []byte) bool) (bool, error) {
-	lo, hi := s.docs.prefix, keys.PrefixEnd(s.docs.prefix)
+	lo, hi := s.docPrefix, keys.PrefixEnd(s.docPrefix)
 	if from != nil && s.covers {
 		if s.desc {
 			hi = append(slices.Clip(from), 0)
@@ -172,7 +173,7 @@ func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes,
 		}
 	}
 	// Reading the documents here is the load time; yield's is not.
-	clk := s.e.real
+	clk := s.clock
 	t0 := clk.Elapsed()
 	var inYield time.Duration
 	defer func() {
@@ -180,12 +181,12 @@ func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes,
 		t.inYield += inYield
 	}()
 	stopped := false
-	err := s.docs.items(r).scan(lo, hi, s.desc, func(key []byte, it storedItem) bool {
-		if valueAt(it.doc, s.lacking) != nil {
+	err := s.items(r).Scan(lo, hi, s.desc, func(key, doc []byte) bool {
+		if valueAt(doc, s.lacking) != nil {
 			return true
 		}
 		t1 := clk.Elapsed()
-		more := yield(lackingRun, s.covers, key, it.doc)
+		more := yield(lackingRun, s.covers, key, doc)
 		inYield += clk.Elapsed() - t1
 		stopped = !more
 		return more
@@ -194,15 +195,15 @@ func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes,
 }
 
 // orderedSourceFor returns the source serving plan's ORDER BY from an
-// index over ds's scope, nil when none serves it (see the top of this
-// file). fp, if non-zero, is the policy fingerprint a continuation was
-// issued under.
-func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *docSource, fp uint64) (*orderedSource, error) {
+// index over q, nil when none serves it (see the top of this file). fp,
+// if non-zero, is the policy fingerprint a continuation was issued
+// under.
+func orderedSourceFor(ctx context.Context, q idxQuery, plan *query.Plan, fp uint64) (*orderedSource, error) {
 	order, ok := plan.OrderKeys()
 	if !ok {
 		return nil, nil
 	}
-	st, pol, err := e.readyIndex(ctx, ds.c, fp)
+	st, pol, err := readyIndex(ctx, q, fp)
 	if pol == nil {
 		return nil, err
 	}
@@ -214,9 +215,10 @@ func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *doc
 			return nil, nil
 		}
 	}
-	os := &orderedSource{indexSource: e.newIndexSource(ctx, ds), docs: ds}
+	rid := q.target.rid
+	os := &orderedSource{indexSource: newIndexSource(ctx, q), docPrefix: append(keyspace.CollPrefix(keyspace.Doc, rid), q.scope...)}
 	if ci := pol.compositeFor(order); ci != nil {
-		base := keys.AppendBytes(keyspace.IndexPrefix(ds.c.rid), ci.name)
+		base := keys.AppendBytes(keyspace.IndexPrefix(rid), ci.name)
 		ip := &indexPlan{fp: st.fp, base: base, ranges: []keyRange{{base, keys.PrefixEnd(base)}}}
 		for i, segs := range ci.paths {
 			x, o := byte(0), " ASC"
@@ -245,7 +247,7 @@ func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *doc
 	if !pol.indexes(segs) {
 		return nil, nil
 	}
-	os.ip = newIndexPlan(ds.c.rid, h, st.fp, os.scope)
+	os.ip = newIndexPlan(rid, h, st.fp, os.scope)
 	os.desc, os.covers = first.Desc, len(order) == 1
 	if !defined {
 		os.lacking = segs
@@ -273,8 +275,8 @@ func (s *orderedSource) unlessSparse() (*orderedSource, error) {
 		return s, nil
 	}
 	sparse := false
-	err := s.e.store.View(s.ctx, func(r storage.Reader) error {
-		n, err := countKeys(r, s.docs.prefix, sparseDocs)
+	err := s.store.View(s.ctx, func(r storage.Reader) error {
+		n, err := countKeys(r, s.docPrefix, sparseDocs)
 		if err != nil || n < sparseDocs {
 			sparse = true
 			return err

@@ -122,7 +122,7 @@ func orderedPlan(t testing.TB, e *Engine, req QueryRequest) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os, err := e.orderedSourceFor(context.Background(), plan, ds, 0)
+	os, err := orderedSourceFor(context.Background(), ds.indexQuery(), plan, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
@@ -283,18 +284,39 @@ func newIndexPlan(rid [8]byte, h query.IndexHint, fp uint64, scope []byte) *inde
 	return ip
 }
 
-// indexSource is the query.Source of an index plan: the items its key
-// ranges list, in entry-key order, filtered by partition scope and TTL.
-type indexSource struct {
-	e   *Engine
-	c   *container
-	ctx context.Context
-	ip  *indexPlan
+// idxItems reads one container's items visible at the request's
+// instant: the only way the index sources read documents, so that they
+// cannot forget TTL.
+type idxItems interface {
+	// Get returns the document of the item at key, ok false if there is
+	// none visible.
+	Get(key []byte) (doc []byte, ok bool, err error)
+	// Scan calls yield with each visible item whose key is in [start,
+	// end), in key order (descending when reverse), until yield returns
+	// false; key and doc are valid only during the call.
+	Scan(start, end []byte, reverse bool, yield func(key, doc []byte) bool) error
+}
+
+// idxQuery is what an index source needs of the query it serves.
+type idxQuery struct {
+	store storage.Store
+	// clock times the index lookups and document loads for the query
+	// metrics (the engine's real clock).
+	clock  clock.Clock
+	target indexTarget
 	// scope is the encoded partition key (or leading part of one) the
 	// request is limited to; nil for all.
 	scope []byte
-	// items reads the container at the request's instant.
-	items func(storage.Reader) itemReader
+	// items reads the container at the request's instant in snapshot r.
+	items func(r storage.Reader) idxItems
+}
+
+// indexSource is the query.Source of an index plan: the items its key
+// ranges list, in entry-key order, filtered by partition scope and TTL.
+type indexSource struct {
+	idxQuery
+	ctx context.Context
+	ip  *indexPlan
 	// docKeys: Scan yields each document's key, not its entry's, so
 	// that a sorting plan breaks ties as a scan does (query.Plan.Sorted).
 	docKeys bool
@@ -338,7 +360,7 @@ type walkTimes struct{ inYield, loading time.Duration }
 // plan was made for, and adds the time outside yield to the source's
 // lookup and load times.
 func (s *indexSource) view(fn func(r storage.Reader, t *walkTimes) error) error {
-	clk := s.e.real
+	clk := s.clock
 	t0 := clk.Elapsed()
 	var t walkTimes
 	defer func() {
@@ -346,8 +368,8 @@ func (s *indexSource) view(fn func(r storage.Reader, t *walkTimes) error) error 
 		s.load += t.loading
 		s.lookup += total - t.inYield - t.loading
 	}()
-	return s.e.store.View(s.ctx, func(r storage.Reader) error {
-		st, found, err := readIndexState(r, s.c.rid)
+	return s.store.View(s.ctx, func(r storage.Reader) error {
+		st, found, err := readIndexState(r, s.target.rid)
 		if err != nil {
 			return err
 		}
@@ -371,8 +393,8 @@ type walkEntry struct {
 // walk yields the visible items of the entries in [start, end),
 // backwards if reverse; stop reports that yield asked to stop.
 func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t *walkTimes, yield func(*walkEntry) bool) (stop bool, err error) {
-	clk := s.e.real
-	docKey := keyspace.CollPrefix(keyspace.Doc, s.c.rid)
+	clk := s.clock
+	docKey := keyspace.CollPrefix(keyspace.Doc, s.target.rid)
 	nDoc := len(docKey)
 	var itemBuf []byte
 	var e walkEntry // one for the walk: yield sees it only during its call
@@ -394,7 +416,7 @@ func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t 
 		}
 		docKey = append(docKey[:nDoc], item...)
 		t0 := clk.Elapsed()
-		doc, ok, err := items.get(docKey)
+		doc, ok, err := items.Get(docKey)
 		t.loading += clk.Elapsed() - t0
 		if err != nil {
 			return false, err
@@ -403,7 +425,7 @@ func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t 
 			continue // expired (or, were the index inconsistent, absent)
 		}
 		t0 = clk.Elapsed()
-		e = walkEntry{key: k, run: run, exact: exact, docKey: docKey, doc: doc.doc}
+		e = walkEntry{key: k, run: run, exact: exact, docKey: docKey, doc: doc}
 		more := yield(&e)
 		t.inYield += clk.Elapsed() - t0
 		if !more {
@@ -413,17 +435,17 @@ func (s *indexSource) walk(r storage.Reader, start, end []byte, reverse bool, t 
 	return false, it.Err()
 }
 
-// indexSourceFor returns the index source serving plan over ds's scope,
-// nil when no index serves it. fp, if non-zero, is the policy
-// fingerprint a continuation was issued under: then the index must
-// follow that policy. potential lists the paths an index could serve but
-// the policy leaves out.
-func (e *Engine) indexSourceFor(ctx context.Context, plan *query.Plan, ds *docSource, fp uint64) (ix *indexSource, potential []string, err error) {
+// indexSourceFor returns the index source serving plan over q, nil when
+// no index serves it. fp, if non-zero, is the policy fingerprint a
+// continuation was issued under: then the index must follow that
+// policy. potential lists the paths an index could serve but the policy
+// leaves out.
+func indexSourceFor(ctx context.Context, q idxQuery, plan *query.Plan, fp uint64) (ix *indexSource, potential []string, err error) {
 	hints := plan.IndexHints()
 	if len(hints) == 0 {
 		return nil, nil, nil
 	}
-	st, pol, err := e.readyIndex(ctx, ds.c, fp)
+	st, pol, err := readyIndex(ctx, q, fp)
 	if pol == nil {
 		return nil, nil, err
 	}
@@ -431,17 +453,17 @@ func (e *Engine) indexSourceFor(ctx context.Context, plan *query.Plan, ds *docSo
 	if h == nil {
 		return nil, potential, nil
 	}
-	ix = e.newIndexSource(ctx, ds)
-	ix.ip = newIndexPlan(ds.c.rid, *h, st.fp, ix.scope)
+	ix = newIndexSource(ctx, q)
+	ix.ip = newIndexPlan(q.target.rid, *h, st.fp, ix.scope)
 	ix.docKeys = plan.Sorted()
 	return ix, potential, nil
 }
 
-// readyIndex returns container c's index state and policy when its index
-// is ready (and, if fp is non-zero, follows policy fp); pol is nil when
-// no index can serve a query now.
-func (e *Engine) readyIndex(ctx context.Context, c *container, fp uint64) (st indexState, pol *indexPolicy, err error) {
-	v, err := e.store.Get(ctx, keyspace.IndexStateKey(c.rid))
+// readyIndex returns the index state and policy of q's container when
+// its index is ready (and, if fp is non-zero, follows policy fp); pol is
+// nil when no index can serve a query now.
+func readyIndex(ctx context.Context, q idxQuery, fp uint64) (st indexState, pol *indexPolicy, err error) {
+	v, err := q.store.Get(ctx, keyspace.IndexStateKey(q.target.rid))
 	if errors.Is(err, storage.ErrNotFound) {
 		return st, nil, nil
 	}
@@ -452,17 +474,16 @@ func (e *Engine) readyIndex(ctx context.Context, c *container, fp uint64) (st in
 	if err != nil || st.building || (fp != 0 && st.fp != fp) {
 		return st, nil, err
 	}
-	pol, err = st.compiled(c)
+	pol, err = st.compiled(q.target)
 	return st, pol, err
 }
 
-// newIndexSource returns an index source over ds's scope, without a plan.
-func (e *Engine) newIndexSource(ctx context.Context, ds *docSource) *indexSource {
-	ix := &indexSource{e: e, c: ds.c, ctx: ctx, items: ds.items}
-	if scope := ds.prefix[len(keyspace.CollPrefix(keyspace.Doc, ds.c.rid)):]; len(scope) > 0 {
-		ix.scope = scope
+// newIndexSource returns an index source over q's scope, without a plan.
+func newIndexSource(ctx context.Context, q idxQuery) *indexSource {
+	if len(q.scope) == 0 {
+		q.scope = nil
 	}
-	return ix
+	return &indexSource{idxQuery: q, ctx: ctx}
 }
 
 // Continuation tokens of index plans start with a marker and the policy

@@ -483,7 +483,7 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 	if err := w.Delete(v.key); err != nil {
 		return err
 	}
-	if err := indexRemove(w, c, v.pkEnc, v.id, v.doc); err != nil {
+	if err := indexRemove(w, c.indexTarget(), v.pkEnc, v.id, v.doc); err != nil {
 		return err
 	}
 	if !logged {

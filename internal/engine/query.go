@@ -210,7 +210,7 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 		return res, true, err
 	}
 	if kind == orderedToken || tok == nil {
-		os, err := e.orderedSourceFor(ctx, plan, src, fp)
+		os, err := orderedSourceFor(ctx, src.indexQuery(), plan, fp)
 		var ix indexed
 		if os != nil {
 			ix = os
@@ -222,7 +222,7 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 	var potential []string
 	if kind == idxToken || tok == nil {
 		var fs *indexSource
-		fs, potential, err = e.indexSourceFor(ctx, plan, src, fp)
+		fs, potential, err = indexSourceFor(ctx, src.indexQuery(), plan, fp)
 		var ix indexed
 		if fs != nil {
 			ix = fs
