@@ -1,16 +1,18 @@
 package engine
 
 import (
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
-// The engine's side of the secondary indexes: what the index subsystem
-// is handed of a container, of a query's reads and of an item write.
+// The engine's side of the secondary indexes (package index): what the
+// index package is handed of a container, of an item write and of a
+// query's reads. The builder's loop is in indexbuild.go.
 
-// indexTarget returns what the index subsystem works on of c.
-func (c *container) indexTarget() indexTarget {
-	return indexTarget{rid: c.rid, pk: c.pk, policy: c.index}
+// indexTarget returns what the index package works on of c.
+func (c *container) indexTarget() index.Target {
+	return index.Target{RID: c.rid, PK: c.pk, Policy: c.index}
 }
 
 // indexPut moves the index entries of the item at <pkEnc> <id> to doc,
@@ -22,18 +24,18 @@ func indexPut(w storage.Writer, c *container, pkEnc []byte, id string, old store
 	if exists {
 		prev = old.doc
 	}
-	return indexReplace(w, c.indexTarget(), pkEnc, id, prev, doc)
+	return index.Replace(w, c.indexTarget(), pkEnc, id, prev, doc)
 }
 
 // indexQuery is what the index sources serving a query over s read: the
 // items s sees, at its instant.
-func (s *docSource) indexQuery() idxQuery {
-	return idxQuery{
-		store:  s.e.store,
-		clock:  s.e.real,
-		target: s.c.indexTarget(),
-		scope:  s.prefix[len(keyspace.CollPrefix(keyspace.Doc, s.c.rid)):],
-		items:  func(r storage.Reader) idxItems { return indexItems{s.items(r)} },
+func (s *docSource) indexQuery() index.Query {
+	return index.Query{
+		Store:  s.e.store,
+		Clock:  s.e.real,
+		Target: s.c.indexTarget(),
+		Scope:  s.prefix[len(keyspace.CollPrefix(keyspace.Doc, s.c.rid)):],
+		Items:  func(r storage.Reader) index.Items { return indexItems{s.items(r)} },
 	}
 }
 
@@ -48,4 +50,20 @@ func (s indexItems) Get(key []byte) ([]byte, bool, error) {
 
 func (s indexItems) Scan(start, end []byte, reverse bool, yield func(key, doc []byte) bool) error {
 	return s.ir.scan(start, end, reverse, func(key []byte, it storedItem) bool { return yield(key, it.doc) })
+}
+
+// splitToken decodes a continuation header into the query token and,
+// for an index plan's token, its marker and the policy fingerprint it
+// was issued under (index.SplitToken; kind 0 for a scan's token or
+// none).
+func splitToken(cont string) (tok []byte, kind byte, fp uint64, err error) {
+	raw, err := decodeToken(cont)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	tok, kind, fp, err = index.SplitToken(raw)
+	if err != nil {
+		return nil, 0, 0, queryError(err)
+	}
+	return tok, kind, fp, nil
 }
