@@ -11,6 +11,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -45,8 +46,8 @@ type container struct {
 	ttl          ttl.Default
 	indexingNone bool
 	// index is the indexing policy of the catalog entry; item writes
-	// index under the stored index state's (index.go).
-	index *indexPolicy
+	// index under the stored index state's (package index).
+	index *index.Policy
 	// retention is changeFeedPolicy.retentionDuration in minutes; 0 means
 	// no all-versions-and-deletes log.
 	retention int64

@@ -1,13 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -19,7 +18,7 @@ import (
 // state is ahead of every item's LSN and _ts, and the secondary index
 // holds exactly the entries of the stored items under the index state's
 // policy (while a rebuild runs: all of them up to its cursor, a subset
-// after it; see index.go). It reads
+// after it; see package index). It reads
 // everything: for tests, crash checks and tools, not for serving.
 func (e *Engine) CheckConsistency(ctx context.Context) error {
 	var problems []error
@@ -34,7 +33,7 @@ func (e *Engine) CheckConsistency(ctx context.Context) error {
 				if err := checkContainer(r, c, report); err != nil {
 					return err
 				}
-				if err := checkIndex(r, c, report); err != nil {
+				if err := index.Check(r, c.indexTarget(), c.label(), report); err != nil {
 					return err
 				}
 			}
@@ -120,61 +119,4 @@ func countKeys(r storage.Reader, prefix []byte, limit int) (int, error) {
 		n++
 	}
 	return n, it.Err()
-}
-
-// checkIndex verifies the secondary index of c against its items.
-func checkIndex(r storage.Reader, c *container, report func(string, ...any)) error {
-	st, found, err := readIndexState(r, c.rid)
-	if err != nil {
-		return err
-	}
-	if !found {
-		report("%s: no index state", c.label())
-		return nil
-	}
-	pol, err := st.compiled(c)
-	if err != nil {
-		return err
-	}
-	// want maps each expected entry to whether it must be present.
-	want := map[string]bool{}
-	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
-	base := keyspace.IndexPrefix(c.rid)
-	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
-	for it.Next() {
-		_, doc, err := document.DecodeItem(it.Value())
-		if err != nil {
-			continue // reported by checkContainer
-		}
-		suffix := it.Key()[len(prefix):]
-		required := !st.building || (st.cursor != nil && bytes.Compare(suffix, st.cursor) <= 0)
-		var ew entryWalker
-		ew.collect(pol, doc)
-		for _, e := range ew.sorted() {
-			want[string(pol.appendEntryKey(slices.Clip(base), e, suffix))] = required
-		}
-	}
-	it.Close()
-	if err := it.Err(); err != nil {
-		return err
-	}
-	it = r.Scan(base, keys.PrefixEnd(base), false)
-	defer it.Close()
-	for it.Next() {
-		k := string(it.Key())
-		if _, ok := want[k]; !ok {
-			report("%s: stray index entry %q", c.label(), k[len(base):])
-			continue
-		}
-		delete(want, k)
-	}
-	if err := it.Err(); err != nil {
-		return err
-	}
-	for k, required := range want {
-		if required {
-			report("%s: missing index entry %q", c.label(), k[len(base):])
-		}
-	}
-	return nil
 }

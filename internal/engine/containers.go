@@ -11,6 +11,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/feed"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -22,8 +23,8 @@ type containerSpec struct {
 	pk           document.PKDef
 	ttl          ttl.Default
 	indexingNone bool
-	// index is the compiled indexingPolicy (indexpolicy.go).
-	index *indexPolicy
+	// index is the compiled indexingPolicy.
+	index *index.Policy
 	// logRetention is changeFeedPolicy.retentionDuration in minutes: how
 	// long the all-versions-and-deletes log keeps a change. 0: no log.
 	logRetention int64
@@ -54,10 +55,10 @@ func parseContainerSpec(body []byte, ms []document.Member) (containerSpec, error
 	if spec.ttl, err = ttl.ParseDefault(document.Lookup(ms, "defaultTtl")); err != nil {
 		return spec, &Error{Kind: KindBadRequest, Message: err.Error()}
 	}
-	if spec.index, err = parseIndexingPolicy(document.Lookup(ms, "indexingPolicy")); err != nil {
+	if spec.index, err = index.ParsePolicy(document.Lookup(ms, "indexingPolicy")); err != nil {
 		return spec, err
 	}
-	spec.indexingNone = spec.index.none
+	spec.indexingNone = spec.index.None()
 	if spec.indexingNone && spec.ttl.On() {
 		return spec, &Error{Kind: KindBadRequest, Message: ttl.ErrIndexingNone.Error()}
 	}
@@ -211,7 +212,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		if err := w.Set(keyspace.CollMetaKey(c.rid), collState{}.encode()); err != nil {
 			return err
 		}
-		if err := w.Set(keyspace.IndexStateKey(c.rid), newIndexState(c.indexPolicy()).encode()); err != nil {
+		if err := index.InitState(w, c.indexTarget()); err != nil {
 			return err
 		}
 		return w.Set(keyspace.CatCollKey(db.rid, id), c.raw)
@@ -262,7 +263,7 @@ func (e *Engine) Containers(ctx context.Context, dbID string) ([][]byte, string,
 // replacement: a body without defaultTtl turns TTL off. The partition key
 // cannot change. The new TTL settings apply to the next request; nothing
 // is rewritten. A new indexing policy applies to writes at once and is
-// built in the background (index.go); queries scan until it is.
+// built in the background (package index); queries scan until it is.
 func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []byte, ifMatch string) (Resource, error) {
 	ms, err := objectBody(body)
 	if err != nil {
@@ -308,7 +309,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 		}
 		c.etag = resourceEtag(n)
 		c.raw = document.WithSystemProps(nil, norm, normMs, containerProps(c.ridStr, c.self, c.etag, now))
-		if err := setIndexPolicy(w, &c); err != nil {
+		if err := index.SetPolicy(w, c.indexTarget()); err != nil {
 			return err
 		}
 		return w.Set(keyspace.CatCollKey(c.dbRID, id), c.raw)

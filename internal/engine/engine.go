@@ -2,7 +2,7 @@
 // offers; resource ids, etags, _ts and LSNs; partition-key identity;
 // conditional writes; Time-To-Live visibility on every read path; the
 // background purge of expired items; secondary indexes and the queries
-// they serve (index.go); and the request-unit cost model.
+// they serve (package index); and the request-unit cost model.
 //
 // The gateway calls one engine method per request; the engine calls the
 // storage contract, the ttl policy and the query library, never the other

@@ -6,28 +6,19 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ebbdb/ebb/internal/engine/document"
-	"github.com/ebbdb/ebb/internal/engine/keyspace"
-	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
 // The index builder: one goroutine that brings every container whose
 // index state is "building" to "ready" (see "Policy changes and
-// rebuilds" in index.go). It wakes when a policy changes and once at
+// rebuilds" in package index, which owns each batch: index.BuildBatch). It wakes when a policy changes and once at
 // start (to resume a rebuild a restart interrupted), works through the
 // building containers batch by batch, and sleeps again; after a storage
 // error it retries a second later. On a shared store it also looks every
 // poll period, so that a rebuild whose node died is finished by another
 // (two nodes building at once is harmless: batches are transactions on
 // the stored cursor, and setting an entry twice is a no-op).
-
-// Batch limits: a batch is one transaction, holding the store's writer
-// while it runs, so it is kept short.
-const (
-	indexBatchDocs  = 256
-	indexBatchBytes = 4 << 20
-)
 
 type indexBuilder struct {
 	e *Engine
@@ -46,7 +37,7 @@ type indexBuilder struct {
 
 func startIndexBuilder(e *Engine, batch int, hook func(c *container) bool, poll time.Duration) *indexBuilder {
 	if batch <= 0 {
-		batch = indexBatchDocs
+		batch = index.BatchDocs
 	}
 	b := &indexBuilder{e: e, batch: batch, hook: hook, poll: poll, wake: make(chan struct{}, 1),
 		stopped: make(chan struct{}), done: make(chan struct{})}
@@ -125,108 +116,24 @@ func (b *indexBuilder) pass() (retry bool) {
 	return retry
 }
 
-// indexBatch indexes the next documents of a building container in one
-// transaction: it reads the state (and stops if the container is not
-// building), indexes up to max documents after the cursor under the
-// state's policy, and moves the cursor past them, or marks the index
-// ready after the last. more reports that documents remain.
+// indexBatch runs the next batch of c's rebuild (index.BuildBatch) in
+// one transaction. more reports that documents remain.
 func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bool, err error) {
-	type item struct{ suffix, doc []byte }
 	err = e.store.Update(ctx, func(w storage.Writer) error {
-		more = false
-		st, found, err := readIndexState(w, c.rid)
-		if err != nil || !found || !st.building {
-			return err
-		}
-		prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
-		start := prefix
-		if st.cursor != nil {
-			start = append(append(slices.Clip(prefix), st.cursor...), 0)
-		}
-		// Read the batch first: the iterator is closed before writing.
-		var items []item
-		size := 0
-		it := w.Scan(start, keys.PrefixEnd(prefix), false)
-		for it.Next() {
-			if len(items) == max || size >= indexBatchBytes {
-				more = true
-				break
-			}
-			_, doc, err := document.DecodeItem(it.Value())
-			if err != nil {
-				it.Close()
-				return err
-			}
-			items = append(items, item{suffix: slices.Clone(it.Key()[len(prefix):]), doc: slices.Clone(doc)})
-			size += len(doc)
-		}
-		if err := it.Close(); err != nil {
-			return err
-		}
-		if err := it.Err(); err != nil {
-			return err
-		}
-		for _, it := range items {
-			_, rest, err := document.DecodePK(it.suffix, len(c.pk.Paths))
-			if err != nil {
-				return err
-			}
-			id, _, err := keys.DecodeBytes(rest)
-			if err != nil {
-				return err
-			}
-			pkEnc := it.suffix[:len(it.suffix)-len(rest)]
-			// Under the state's policy: indexAdd reads it from w too.
-			if err := indexAdd(w, c, pkEnc, string(id), it.doc); err != nil {
-				return err
-			}
-		}
-		if more {
-			st.cursor = items[len(items)-1].suffix
-		} else {
-			st.building, st.cursor = false, nil
-		}
-		return w.Set(keyspace.IndexStateKey(c.rid), st.encode())
+		more, err = index.BuildBatch(w, c.indexTarget(), max)
+		return err
 	})
 	return more, err
 }
 
-// setIndexPolicy makes c's catalog policy the one its index follows, in
-// the transaction that stores the catalog change: when it indexes
-// differently from the stored state's, every entry is dropped and the
-// state starts building from the first item (a policy that indexes
-// nothing is ready at once).
-// REQUIRES: called inside an Update.
-func setIndexPolicy(w storage.Writer, c *container) error {
-	pol := c.indexPolicy()
-	st, found, err := readIndexState(w, c.rid)
-	if err != nil {
-		return err
-	}
-	if found && st.fp == pol.fp {
-		return nil
-	}
-	p := keyspace.IndexPrefix(c.rid)
-	if err := w.DeleteRange(p, keys.PrefixEnd(p)); err != nil {
-		return err
-	}
-	ns := newIndexState(pol)
-	ns.building = !pol.none
-	return w.Set(keyspace.IndexStateKey(c.rid), ns.encode())
-}
-
-// ensureIndexStates gives every container without an index state (a
-// store written before Ebb had indexes) one that builds its index.
-// Open calls it before serving.
+// ensureIndexStates gives every container without an index state one
+// that builds its index (index.EnsureState). Open calls it before
+// serving.
 func (e *Engine) ensureIndexStates(ctx context.Context) error {
 	for _, db := range e.catalogSnapshot().dbs {
 		for _, c := range db.colls {
 			err := e.store.Update(ctx, func(w storage.Writer) error {
-				_, found, err := readIndexState(w, c.rid)
-				if err != nil || found {
-					return err
-				}
-				return setIndexPolicy(w, c)
+				return index.EnsureState(w, c.indexTarget())
 			})
 			if err != nil {
 				return err

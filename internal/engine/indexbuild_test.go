@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -31,8 +32,8 @@ func loadItems(t *testing.T, e *Engine, n int) {
 
 func countEntries(t testing.TB, e *Engine, path string) int {
 	n := 0
-	for _, s := range indexEntries(t, e, "c", false) {
-		if strings.HasPrefix(s, path+"=") {
+	for _, s := range indexPaths(t, e, "c", false) {
+		if s == path {
 			n++
 		}
 	}
@@ -93,7 +94,7 @@ func TestIndexRebuild(t *testing.T) {
 
 	// indexingMode none drops everything at once.
 	replaceContainer(t, e, `{"id":"c","partitionKey":{"paths":["/pk"]},"indexingPolicy":{"indexingMode":"none"}}`)
-	if !indexReady(t, e, "c") || len(indexEntries(t, e, "c", true)) != 0 {
+	if !indexReady(t, e, "c") || len(indexPaths(t, e, "c", true)) != 0 {
 		t.Fatal("indexing none left entries or a rebuild")
 	}
 	got, indexed = queryIDs(t, e, "SELECT VALUE c.id FROM c WHERE c.a = 3")
@@ -167,13 +168,13 @@ func TestIndexRebuildResumes(t *testing.T) {
 	waitUntil(t, "three batches", func() bool { return batches.Load() >= 3 })
 	e1.Close()
 	c, _ := e1.container("db", "c")
-	var st indexState
+	var st index.State
 	store.View(context.Background(), func(r storage.Reader) error {
-		st, _, _ = readIndexState(r, c.rid)
+		st, _, _ = index.ReadState(r, c.rid)
 		return nil
 	})
-	if !st.building || st.cursor == nil {
-		t.Fatalf("state after the interrupted rebuild: building %v, cursor %q", st.building, st.cursor)
+	if !st.Building() || st.Cursor() == nil {
+		t.Fatalf("state after the interrupted rebuild: building %v, cursor %q", st.Building(), st.Cursor())
 	}
 	if err := e1.CheckConsistency(context.Background()); err != nil {
 		t.Fatalf("mid-rebuild: %v", err)
@@ -248,8 +249,8 @@ func TestIndexStaleCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range indexEntries(t, e, "c", false) {
-		if strings.HasPrefix(s, "/a=") {
+	for _, s := range indexPaths(t, e, "c", false) {
+		if s == "/a" {
 			t.Errorf("a write through a stale catalog indexed /a: %s", s)
 		}
 	}

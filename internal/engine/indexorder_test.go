@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/engine/index"
 )
 
 // orderPolicy indexes every path and has composite indexes in both
@@ -122,7 +124,7 @@ func orderedPlan(t testing.TB, e *Engine, req QueryRequest) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os, err := e.orderedSourceFor(context.Background(), plan, ds, 0)
+	os, err := index.OrderedFor(context.Background(), ds.indexQuery(), plan, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

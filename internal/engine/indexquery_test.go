@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/index"
+	"github.com/ebbdb/ebb/internal/storage"
 )
 
 // drainQuery runs a query to the end, page by page, over the engine's
@@ -223,33 +224,6 @@ func TestIndexDifferential(t *testing.T) {
 	checkConsistent(t, e)
 }
 
-func TestChooseIndex(t *testing.T) {
-	pol, _ := parseIndexingPolicy([]byte(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/x/?"}]}`))
-	for _, tc := range []struct{ where, want string }{
-		{"c.n > 1 AND c.a = 1", "/a = 1"},
-		{"c.a IN (1, 2) AND c.n > 1", "/a IN (1, 2)"},
-		{"c.n > 1 AND STARTSWITH(c.s, 'a')", `/s STARTSWITH "a"`},
-		{"c.n > 1 AND c.n < 5", "/n > 1 < 5"},
-		{"c.n > 1 AND c.n >= 3 AND c.n <= 9 AND c.n < 9", "/n >= 3 < 9"},
-		{"c.n > 1 AND c.n < 'z'", "/n > 1"},
-		{"IS_DEFINED(c.a) AND c.n > 1", "/n > 1"},
-		{"c.x = 1 AND IS_DEFINED(c.a)", "/a IS_DEFINED"},
-		{"c.x = 1", ""},
-	} {
-		plan, err := compile("SELECT * FROM c WHERE "+tc.where, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := ""
-		if h, _ := chooseIndex(plan.IndexHints(), pol); h != nil {
-			got = h.String()
-		}
-		if got != tc.want {
-			t.Errorf("%s: chose %q, want %q", tc.where, got, tc.want)
-		}
-	}
-}
-
 func TestIndexContinuations(t *testing.T) {
 	e, _ := newTestEngine(t)
 	mustCreate(t, e, "db", "c", containerBodyWith(""))
@@ -341,13 +315,14 @@ func indexReady(t testing.TB, e *Engine, coll string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := e.store.Get(context.Background(), keyspace.IndexStateKey(c.rid))
-	if err != nil {
-		t.Fatal(err)
+	var st index.State
+	var found bool
+	err = e.store.View(context.Background(), func(r storage.Reader) (err error) {
+		st, found, err = index.ReadState(r, c.rid)
+		return err
+	})
+	if err != nil || !found {
+		t.Fatalf("index state of %s: found %v, %v", coll, found, err)
 	}
-	st, err := decodeIndexState(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return !st.building
+	return !st.Building()
 }

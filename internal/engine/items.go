@@ -11,6 +11,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/feed"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -273,7 +274,7 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 	logged := c.logRetention() > 0
 	var t *itemTx
 	err := e.store.Update(ctx, func(tx storage.Writer) error {
-		w := withPolicyMemo(tx)
+		w := index.WithPolicyMemo(tx)
 		st, err := readCollState(w, c.rid)
 		if err != nil {
 			return err
@@ -484,7 +485,7 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 	if err := w.Delete(v.key); err != nil {
 		return err
 	}
-	if err := indexRemove(w, c, v.pkEnc, v.id, v.doc); err != nil {
+	if err := index.Remove(w, c.indexTarget(), v.pkEnc, v.id, v.doc); err != nil {
 		return err
 	}
 	if !logged {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -420,7 +421,7 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 			expiries []int64
 		)
 		err = p.e.store.Update(context.Background(), func(tx storage.Writer) error {
-			w := withPolicyMemo(tx)
+			w := index.WithPolicyMemo(tx)
 			ru, expiries = 0, expiries[:0]
 			st, err := readCollState(w, c.rid)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
@@ -180,8 +181,8 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 }
 
 // pageItems runs one page of an items query over an index when one
-// serves it: reading in ORDER BY order (indexorder.go), or narrowing a
-// filter (indexquery.go); else over src. A continuation resumes the
+// serves it: reading in ORDER BY order (index.OrderedFor), or narrowing
+// a filter (index.SourceFor); else over src. A continuation resumes the
 // access path that issued it.
 func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
 	tok, kind, fp, err := splitToken(req.Continuation)
@@ -200,47 +201,46 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 			}
 			return QueryResult{}, false, nil
 		}
-		res, err = e.runPage(plan, ix, src, req.MaxItemCount, tok, indexTokenPrefix(kind, ix.index().ip.fp), nil)
+		res, err = e.runPage(plan, ix, src, req.MaxItemCount, tok, index.TokenPrefix(kind, ix.Index().Fingerprint()), nil)
 		switch {
-		case errors.Is(err, errIndexChanged) && tok != nil:
+		case errors.Is(err, index.ErrChanged) && tok != nil:
 			return QueryResult{}, true, errIndexContinuation
-		case errors.Is(err, errIndexChanged):
+		case errors.Is(err, index.ErrChanged):
 			return QueryResult{}, false, nil // rebuilt between planning and reading: plan again
 		}
 		return res, true, err
 	}
-	if kind == orderedToken || tok == nil {
-		os, err := e.orderedSourceFor(ctx, plan, src, fp)
+	if kind == index.OrderedToken || tok == nil {
+		os, err := index.OrderedFor(ctx, src.indexQuery(), plan, fp)
 		var ix indexed
 		if os != nil {
 			ix = os
 		}
-		if res, done, err := try(ix, err, orderedToken); done {
+		if res, done, err := try(ix, err, index.OrderedToken); done {
 			return res, err
 		}
 	}
 	var potential []string
-	if kind == idxToken || tok == nil {
-		var fs *indexSource
-		fs, potential, err = e.indexSourceFor(ctx, plan, src, fp)
+	if kind == index.FilterToken || tok == nil {
+		var fs *index.Source
+		fs, potential, err = index.SourceFor(ctx, src.indexQuery(), plan, fp)
 		var ix indexed
 		if fs != nil {
 			ix = fs
 		}
-		if res, done, err := try(ix, err, idxToken); done {
+		if res, done, err := try(ix, err, index.FilterToken); done {
 			return res, err
 		}
 	}
 	return e.runPage(plan, src, src, req.MaxItemCount, tok, nil, potential)
 }
 
-// indexed is a query source that walks an index.
+// indexed is a query source that walks an index: an *index.Source or
+// an *index.Ordered.
 type indexed interface {
 	query.Source
-	index() *indexSource
+	Index() *index.Source
 }
-
-func (s *indexSource) index() *indexSource { return s }
 
 // errIndexContinuation refuses an index plan's continuation after the
 // index it walked was rebuilt or dropped.
@@ -303,16 +303,16 @@ func (e *Engine) runPage(plan *query.Plan, src query.Source, ds *docSource, maxI
 	}
 	st := page.Stats
 	res.Charge = chargeQuery(int(st.RetrievedDocumentCount), int(st.RetrievedDocumentSize), int(st.OutputDocumentSize))
-	var ix *indexSource
+	var ix *index.Source
 	if s, ok := src.(indexed); ok {
-		ix = s.index()
+		ix = s.Index()
 	}
 	res.Metrics = queryMetrics(st, ix)
 	switch {
 	case ix != nil:
-		res.IndexMetrics = indexUtilization(ix.ip, nil)
+		res.IndexMetrics = index.Utilization(ix, nil)
 	case len(potential) > 0:
-		res.IndexMetrics = indexUtilization(nil, potential)
+		res.IndexMetrics = index.Utilization(nil, potential)
 	default:
 		res.IndexMetrics = indexMetrics
 	}
@@ -325,12 +325,13 @@ func (e *Engine) runPage(plan *query.Plan, src query.Source, ds *docSource, maxI
 // the time spent walking its entries and fetching their items, and
 // indexUtilizationRatio the share of the documents loaded that yielded
 // rows (1 when the index was exact for the filter).
-func queryMetrics(st query.Stats, ix *indexSource) string {
+func queryMetrics(st query.Stats, ix *index.Source) string {
 	ms := float64(st.TotalExecutionTime.Microseconds()) / 1000
 	var lookup, load, ratio float64
 	if ix != nil {
-		lookup = float64(ix.lookup.Microseconds()) / 1000
-		load = float64(ix.load.Microseconds()) / 1000
+		l, d := ix.Times()
+		lookup = float64(l.Microseconds()) / 1000
+		load = float64(d.Microseconds()) / 1000
 		ratio = 1
 		if st.RetrievedDocumentCount > 0 {
 			ratio = min(1, float64(st.OutputDocumentCount)/float64(st.RetrievedDocumentCount))
@@ -342,7 +343,7 @@ func queryMetrics(st query.Stats, ix *indexSource) string {
 
 // indexMetrics is x-ms-cosmos-index-utilization of a page no index
 // served.
-var indexMetrics = indexUtilization(nil, nil)
+var indexMetrics = index.Utilization(nil, nil)
 
 // QueryPlan answers the JS SDK's query plan request with the query's
 // PartitionedQueryExecutionInfo.

@@ -42,12 +42,12 @@ import (
 // replace and delete (TTL purges included), only on containers with a
 // changeFeedPolicy.retentionDuration, and is trimmed by that retention.
 //
-// The secondary index (index.go) has one entry per indexed value of each
-// stored item version: <path> is the value's path as text ("/a/b",
-// "/tags/[]"), <value> its type-tagged order-preserving encoding (the
-// partition-key encoding, plus tags for arrays and objects). An entry's
-// <pk> <id> is the item's key after the doc prefix, so the item is one
-// Get away.
+// The secondary index (package index) has one entry per indexed value
+// of each stored item version: <path> is the value's path as text
+// ("/a/b", "/tags/[]"), <value> its type-tagged order-preserving
+// encoding (the partition-key encoding, plus tags for arrays and
+// objects). An entry's <pk> <id> is the item's key after the doc prefix,
+// so the item is one Get away.
 const (
 	CatDB    = 0x01
 	CatColl  = 0x02

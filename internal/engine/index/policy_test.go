@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"strings"
@@ -53,7 +53,7 @@ func TestIndexPolicyMatching(t *testing.T) {
 			if tc.policy != "" {
 				raw = []byte(tc.policy)
 			}
-			pol, err := parseIndexingPolicy(raw)
+			pol, err := ParsePolicy(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestIndexPolicyFingerprint(t *testing.T) {
 		if s != "" {
 			raw = []byte(s)
 		}
-		pol, err := parseIndexingPolicy(raw)
+		pol, err := ParsePolicy(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,19 +105,19 @@ func TestIndexPolicyFingerprint(t *testing.T) {
 			t.Errorf("canonical %s: %v, fingerprint %x want %x", pol.canon, err, again.fp, pol.fp)
 		}
 	}
-	other, _ := parseIndexingPolicy([]byte(`{"excludedPaths":[{"path":"/a/?"}]}`))
-	none, _ := parseIndexingPolicy([]byte(`{"indexingMode":"none"}`))
+	other, _ := ParsePolicy([]byte(`{"excludedPaths":[{"path":"/a/?"}]}`))
+	none, _ := ParsePolicy([]byte(`{"indexingMode":"none"}`))
 	if other.fp == fp || none.fp == fp || other.fp == none.fp {
 		t.Error("different policies share a fingerprint")
 	}
 	// Composite indexes are part of what is indexed: written either way
 	// they give one fingerprint, and a different one than without them.
-	comp1, err := parseIndexingPolicy([]byte(`{"compositeIndexes":[[{"path":"/a"},{"path":"/b","order":"Descending"}],[{"path":"/c","order":"ascending"},{"path":"/\"d\"","order":"ascending"}]]}`))
+	comp1, err := ParsePolicy([]byte(`{"compositeIndexes":[[{"path":"/a"},{"path":"/b","order":"Descending"}],[{"path":"/c","order":"ascending"},{"path":"/\"d\"","order":"ascending"}]]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp2, _ := parseIndexingPolicy([]byte(`{"compositeIndexes":[[{"path":"/c"},{"path":"/d"}],[{"path":"/a","order":"ascending"},{"path":"/b","order":"descending"}],[{"path":"/c"},{"path":"/d"}]]}`))
-	flipped, _ := parseIndexingPolicy([]byte(`{"compositeIndexes":[[{"path":"/a"},{"path":"/b"}],[{"path":"/c"},{"path":"/d"}]]}`))
+	comp2, _ := ParsePolicy([]byte(`{"compositeIndexes":[[{"path":"/c"},{"path":"/d"}],[{"path":"/a","order":"ascending"},{"path":"/b","order":"descending"}],[{"path":"/c"},{"path":"/d"}]]}`))
+	flipped, _ := ParsePolicy([]byte(`{"compositeIndexes":[[{"path":"/a"},{"path":"/b"}],[{"path":"/c"},{"path":"/d"}]]}`))
 	if comp1.fp != comp2.fp || comp1.fp == fp || flipped.fp == comp1.fp || len(comp1.composites) != 2 {
 		t.Errorf("composite fingerprints: %x %x %x (default %x); %s", comp1.fp, comp2.fp, flipped.fp, fp, comp1.canon)
 	}
@@ -143,7 +143,7 @@ func TestIndexPolicyErrors(t *testing.T) {
 		{`{"compositeIndexes":[[{"path":"/a/?"},{"path":"/b"}]]}`, "The composite index path '/a/?' is invalid"},
 		{`{"compositeIndexes":[[{"path":"/a/[]/b"},{"path":"/b"}]]}`, "The composite index path '/a/[]/b' is invalid"},
 	} {
-		_, err := parseIndexingPolicy([]byte(tc.policy))
+		_, err := ParsePolicy([]byte(tc.policy))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.policy, err, tc.want)
 		}
@@ -179,7 +179,7 @@ func FuzzIndexingPolicy(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		p, err := parseIndexingPolicy([]byte(raw))
+		p, err := ParsePolicy([]byte(raw))
 		if err != nil {
 			return
 		}

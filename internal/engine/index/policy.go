@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"bytes"
@@ -13,15 +13,15 @@ import (
 	"github.com/ebbdb/ebb/internal/keys"
 )
 
-// indexPolicy is a container's indexing policy, compiled: which value
+// Policy is a container's indexing policy, compiled: which value
 // paths get index entries. It is immutable once built.
-type indexPolicy struct {
+type Policy struct {
 	// none: nothing is indexed (indexingMode none).
 	none bool
 	// all: every path is indexed (no rule excludes anything but system
 	// properties, which are never indexed); the walker skips matching.
 	all        bool
-	rules      []indexRule
+	rules      []rule
 	composites []compositeIndex
 	// canon is the canonical JSON of what decides the entries (mode,
 	// paths and composite indexes), and fp its hash: two policies with
@@ -29,6 +29,9 @@ type indexPolicy struct {
 	canon []byte
 	fp    uint64
 }
+
+// None reports that p indexes nothing (indexingMode none).
+func (p *Policy) None() bool { return p.none }
 
 // compositeIndex is one composite index: every document gets one entry
 // holding its values at all the paths, in order (undefined where a
@@ -50,7 +53,7 @@ type compositeIndex struct {
 
 // itemXor returns what the <pk> <id> after entry e (<path> <value>...)
 // is XORed with in its key.
-func (p *indexPolicy) itemXor(e []byte) byte {
+func (p *Policy) itemXor(e []byte) byte {
 	if len(e) == 0 || e[0] != '(' {
 		return 0
 	}
@@ -64,7 +67,7 @@ func (p *indexPolicy) itemXor(e []byte) byte {
 
 // appendEntryKey appends the index key of entry e of the item at <item>
 // (<pk> <id>) under policy p, after the index prefix.
-func (p *indexPolicy) appendEntryKey(dst, e, item []byte) []byte {
+func (p *Policy) appendEntryKey(dst, e, item []byte) []byte {
 	dst = append(dst, e...)
 	n := len(dst)
 	dst = append(dst, item...)
@@ -76,8 +79,8 @@ func (p *indexPolicy) appendEntryKey(dst, e, item []byte) []byte {
 	return dst
 }
 
-// indexRule is one included or excluded path.
-type indexRule struct {
+// rule is one included or excluded path.
+type rule struct {
 	segs []pathSeg
 	// wild: "/*", the path and everything below it; otherwise "/?", the
 	// value at exactly the path.
@@ -94,7 +97,7 @@ type pathSeg struct {
 
 // specificity orders rules that match the same path: a longer path wins,
 // and at equal length "/?" beats "/*".
-func (r indexRule) specificity() int {
+func (r rule) specificity() int {
 	s := 2 * len(r.segs)
 	if !r.wild {
 		s++
@@ -102,7 +105,7 @@ func (r indexRule) specificity() int {
 	return s
 }
 
-func (r indexRule) matches(path []pathSeg) bool {
+func (r rule) matches(path []pathSeg) bool {
 	if r.wild {
 		return len(path) >= len(r.segs) && slices.Equal(path[:len(r.segs)], r.segs)
 	}
@@ -111,7 +114,7 @@ func (r indexRule) matches(path []pathSeg) bool {
 
 // indexes reports whether the value at path gets an index entry: the most
 // specific matching rule decides, an exclusion winning a tie.
-func (p *indexPolicy) indexes(path []pathSeg) bool {
+func (p *Policy) indexes(path []pathSeg) bool {
 	switch {
 	case p.none || len(path) == 0:
 		return false
@@ -120,7 +123,7 @@ func (p *indexPolicy) indexes(path []pathSeg) bool {
 	case p.all:
 		return true
 	}
-	best, found := indexRule{}, false
+	best, found := rule{}, false
 	for _, r := range p.rules {
 		if !r.matches(path) {
 			continue
@@ -134,7 +137,7 @@ func (p *indexPolicy) indexes(path []pathSeg) bool {
 
 // prunes reports whether nothing at or below prefix can be indexed, so
 // the walker need not descend.
-func (p *indexPolicy) prunes(prefix []pathSeg) bool {
+func (p *Policy) prunes(prefix []pathSeg) bool {
 	if p.none {
 		return true
 	}
@@ -143,7 +146,7 @@ func (p *indexPolicy) prunes(prefix []pathSeg) bool {
 	}
 	// The rule deciding the subtree as a whole: the most specific "/*"
 	// covering prefix.
-	best, found := indexRule{}, false
+	best, found := rule{}, false
 	for _, r := range p.rules {
 		if r.wild && r.matches(prefix) && (!found || r.specificity() > best.specificity() || (r.specificity() == best.specificity() && !r.include)) {
 			best, found = r, true
@@ -179,11 +182,11 @@ func isUnindexedSystemProperty(path []pathSeg) bool {
 	return false
 }
 
-// defaultIndexPolicy is what a container without an indexingPolicy gets:
+// defaultPolicy is what a container without an indexingPolicy gets:
 // every path but _etag.
-var defaultIndexPolicy = mustIndexPolicy(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
+var defaultPolicy = mustPolicy(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
 
-func mustIndexPolicy(s string) *indexPolicy {
+func mustPolicy(s string) *Policy {
 	p, err := compilePolicy([]byte(s))
 	if err != nil {
 		panic(err)
@@ -191,7 +194,7 @@ func mustIndexPolicy(s string) *indexPolicy {
 	return p
 }
 
-// parseIndexingPolicy validates and compiles a container's
+// ParsePolicy validates and compiles a container's
 // indexingPolicy; raw is nil or "null" when the body has none.
 //
 // Decisions: "lazy" is accepted and treated as consistent (Ebb always
@@ -200,17 +203,17 @@ func mustIndexPolicy(s string) *indexPolicy {
 // the index only decides how fast a query runs, never what it returns.
 // When neither path list names the root "/*", the root is included (the
 // service insists on it; an SDK leaving it out still means "the rest").
-// compositeIndexes are built (composite entries, see index.go);
+// compositeIndexes are built (composite entries, see the package doc);
 // spatialIndexes and the other index kinds are kept in the container
 // body but not built.
-func parseIndexingPolicy(raw []byte) (*indexPolicy, error) {
+func ParsePolicy(raw []byte) (*Policy, error) {
 	if raw == nil || string(raw) == "null" {
-		return defaultIndexPolicy, nil
+		return defaultPolicy, nil
 	}
 	return compilePolicy(raw)
 }
 
-func compilePolicy(raw []byte) (*indexPolicy, error) {
+func compilePolicy(raw []byte) (*Policy, error) {
 	type pathSpec struct {
 		Path *string `json:"path"`
 	}
@@ -223,7 +226,7 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, dberr.BadRequest("The indexingPolicy is invalid: %v.", err)
 	}
-	p := &indexPolicy{}
+	p := &Policy{}
 	mode := strings.ToLower(in.IndexingMode)
 	switch mode {
 	case "", "consistent", "lazy":
@@ -244,7 +247,7 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 			if ps.Path == nil {
 				return nil, dberr.BadRequest("An indexing path is missing its \"path\" property.")
 			}
-			r, err := parseIndexPath(*ps.Path)
+			r, err := parsePath(*ps.Path)
 			if err != nil {
 				return nil, err
 			}
@@ -253,7 +256,7 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 				rootNamed = true
 			}
 			p.rules = append(p.rules, r)
-			*list.canon = append(*list.canon, formatIndexRule(r))
+			*list.canon = append(*list.canon, formatRule(r))
 		}
 	}
 	for _, spec := range in.CompositeIndexes {
@@ -266,7 +269,7 @@ func compilePolicy(raw []byte) (*indexPolicy, error) {
 	slices.SortFunc(p.composites, func(a, b compositeIndex) int { return bytes.Compare(a.name, b.name) })
 	p.composites = slices.CompactFunc(p.composites, func(a, b compositeIndex) bool { return bytes.Equal(a.name, b.name) })
 	if !rootNamed {
-		p.rules = append(p.rules, indexRule{wild: true, include: true})
+		p.rules = append(p.rules, rule{wild: true, include: true})
 		inc = append(inc, "/*")
 	}
 	// Everything is indexed when the root is included and no exclusion
@@ -364,7 +367,7 @@ func (c compositePath) compile() (segs []pathSeg, desc bool, err error) {
 	if !strings.HasPrefix(c.Path, "/") || strings.HasSuffix(c.Path, "/?") || strings.HasSuffix(c.Path, "/*") {
 		return nil, false, bad
 	}
-	r, err := parseIndexPath(c.Path + "/?")
+	r, err := parsePath(c.Path + "/?")
 	if err != nil || slices.ContainsFunc(r.segs, func(s pathSeg) bool { return s.elem }) {
 		return nil, false, bad
 	}
@@ -383,16 +386,16 @@ func (ci compositeIndex) canonical() []compositePath {
 	return out
 }
 
-// parseIndexPath parses an included or excluded path: "/*", "/a/?",
+// parsePath parses an included or excluded path: "/*", "/a/?",
 // "/a/*", "/\"quoted key\"/?", "/a/[]/?".
-func parseIndexPath(s string) (indexRule, error) {
-	fail := func(pos int) (indexRule, error) {
-		return indexRule{}, dberr.BadRequest("The indexing path '%s' could not be accepted, failed near position %d. Please ensure that the path is a valid path. Common errors include invalid characters or absence of quotes around labels.", s, pos)
+func parsePath(s string) (rule, error) {
+	fail := func(pos int) (rule, error) {
+		return rule{}, dberr.BadRequest("The indexing path '%s' could not be accepted, failed near position %d. Please ensure that the path is a valid path. Common errors include invalid characters or absence of quotes around labels.", s, pos)
 	}
 	if !strings.HasPrefix(s, "/") {
 		return fail(0)
 	}
-	var r indexRule
+	var r rule
 	i := 1
 	for {
 		switch {
@@ -468,7 +471,7 @@ func plainName(s string) bool {
 	return s != "" && s != "*" && s != "?" && !strings.ContainsAny(s, "/\"[]\\")
 }
 
-func formatIndexRule(r indexRule) string {
+func formatRule(r rule) string {
 	s := string(appendPath(nil, r.segs))
 	if r.wild {
 		return s + "/*"
@@ -478,14 +481,14 @@ func formatIndexRule(r indexRule) string {
 
 // policyCache holds compiled policies by fingerprint, for item writes
 // that find the stored policy newer than their catalog snapshot.
-var policyCache sync.Map // uint64 → *indexPolicy
+var policyCache sync.Map // uint64 → *Policy
 
 // compiledPolicy returns the compiled form of a canonical policy.
-func compiledPolicy(canon []byte, fp uint64) (*indexPolicy, error) {
+func compiledPolicy(canon []byte, fp uint64) (*Policy, error) {
 	if p, ok := policyCache.Load(fp); ok {
-		return p.(*indexPolicy), nil
+		return p.(*Policy), nil
 	}
-	p, err := parseIndexingPolicy(canon)
+	p, err := ParsePolicy(canon)
 	if err != nil {
 		return nil, err
 	}

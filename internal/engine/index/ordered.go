@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"bytes"
@@ -41,25 +41,27 @@ import (
 //
 // A selective filter (an equality or IN on another indexed path) is
 // better served by that index and a heap, so such queries keep the
-// filter plan (indexquery.go); so does a query limited to a small
+// filter plan (SourceFor); so does a query limited to a small
 // partition (unlessSparse).
 
-// orderedSource is the query.OrderedSource of an ORDER BY plan.
-type orderedSource struct {
-	*indexSource
+// Ordered is the query.OrderedSource of an ORDER BY plan.
+type Ordered struct {
+	*Source
 	// desc: the entries are walked backwards.
 	desc bool
 	// covers: the entries' values decide every ORDER BY key.
 	covers bool
 	// lacking, when not nil, is the path of a path index plan: the
-	// documents without a value there are read from docs.
+	// documents without a value there are read from the documents in
+	// scope themselves (through Query.Items).
 	lacking []pathSeg
-	docs    *docSource
+	// docPrefix is the key prefix of the documents in scope.
+	docPrefix []byte
 }
 
 // Scan yields the source's documents in order, for callers that do not
 // page by position.
-func (s *orderedSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
+func (s *Ordered) Scan(after []byte, yield func(key, doc []byte) bool) error {
 	if after != nil {
 		return query.ErrBadContinuation
 	}
@@ -68,14 +70,14 @@ func (s *orderedSource) Scan(after []byte, yield func(key, doc []byte) bool) err
 
 // Descending reports that the entries are walked backwards, so ties come
 // in descending key order.
-func (s *orderedSource) Descending() bool { return s.desc }
+func (s *Ordered) Descending() bool { return s.desc }
 
 // lackingRun names the run of documents without the path; a run of
 // entries is never empty.
 var lackingRun = []byte{}
 
-func (s *orderedSource) ScanOrdered(after []byte, yield func(run []byte, sorted bool, key, doc []byte) bool) error {
-	inDocs := after != nil && s.lacking != nil && bytes.HasPrefix(after, s.docs.prefix)
+func (s *Ordered) ScanOrdered(after []byte, yield func(run []byte, sorted bool, key, doc []byte) bool) error {
+	inDocs := after != nil && s.lacking != nil && bytes.HasPrefix(after, s.docPrefix)
 	inIndex := after != nil && bytes.HasPrefix(after, s.ip.base)
 	if after != nil && !inDocs && !inIndex {
 		return query.ErrBadContinuation
@@ -116,7 +118,7 @@ func (s *orderedSource) ScanOrdered(after []byte, yield func(run []byte, sorted 
 // walkEntries walks the plan's ranges in order from the run of at (an
 // entry key; nil: from the start), or from at itself when that run is
 // sorted.
-func (s *orderedSource) walkEntries(r storage.Reader, at []byte, t *walkTimes, yield func(run []byte, sorted bool, key, doc []byte) bool) (bool, error) {
+func (s *Ordered) walkEntries(r storage.Reader, at []byte, t *walkTimes, yield func(run []byte, sorted bool, key, doc []byte) bool) (bool, error) {
 	// [lo, hi) is what is left to walk.
 	var lo, hi []byte
 	if at != nil {
@@ -162,8 +164,8 @@ func (s *orderedSource) walkEntries(r storage.Reader, at []byte, t *walkTimes, y
 // walkLacking yields the documents in scope without a value at the
 // plan's path, in key order (backwards when descending), from the
 // document at from (nil: from the first) when the run is sorted.
-func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes, yield func(run []byte, sorted bool, key, doc []byte) bool) (bool, error) {
-	lo, hi := s.docs.prefix, keys.PrefixEnd(s.docs.prefix)
+func (s *Ordered) walkLacking(r storage.Reader, from []byte, t *walkTimes, yield func(run []byte, sorted bool, key, doc []byte) bool) (bool, error) {
+	lo, hi := s.docPrefix, keys.PrefixEnd(s.docPrefix)
 	if from != nil && s.covers {
 		if s.desc {
 			hi = append(slices.Clip(from), 0)
@@ -172,7 +174,7 @@ func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes,
 		}
 	}
 	// Reading the documents here is the load time; yield's is not.
-	clk := s.e.real
+	clk := s.q.Clock
 	t0 := clk.Elapsed()
 	var inYield time.Duration
 	defer func() {
@@ -180,12 +182,12 @@ func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes,
 		t.inYield += inYield
 	}()
 	stopped := false
-	err := s.docs.items(r).scan(lo, hi, s.desc, func(key []byte, it storedItem) bool {
-		if valueAt(it.doc, s.lacking) != nil {
+	err := s.q.Items(r).Scan(lo, hi, s.desc, func(key, doc []byte) bool {
+		if valueAt(doc, s.lacking) != nil {
 			return true
 		}
 		t1 := clk.Elapsed()
-		more := yield(lackingRun, s.covers, key, it.doc)
+		more := yield(lackingRun, s.covers, key, doc)
 		inYield += clk.Elapsed() - t1
 		stopped = !more
 		return more
@@ -193,16 +195,16 @@ func (s *orderedSource) walkLacking(r storage.Reader, from []byte, t *walkTimes,
 	return stopped, err
 }
 
-// orderedSourceFor returns the source serving plan's ORDER BY from an
-// index over ds's scope, nil when none serves it (see the top of this
-// file). fp, if non-zero, is the policy fingerprint a continuation was
-// issued under.
-func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *docSource, fp uint64) (*orderedSource, error) {
+// OrderedFor returns the source serving plan's ORDER BY from an
+// index over q, nil when none serves it (see the top of this file). fp,
+// if non-zero, is the policy fingerprint a continuation was issued
+// under.
+func OrderedFor(ctx context.Context, q Query, plan *query.Plan, fp uint64) (*Ordered, error) {
 	order, ok := plan.OrderKeys()
 	if !ok {
 		return nil, nil
 	}
-	st, pol, err := e.readyIndex(ctx, ds.c, fp)
+	st, pol, err := readyIndex(ctx, q, fp)
 	if pol == nil {
 		return nil, err
 	}
@@ -214,10 +216,11 @@ func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *doc
 			return nil, nil
 		}
 	}
-	os := &orderedSource{indexSource: e.newIndexSource(ctx, ds), docs: ds}
+	rid := q.Target.RID
+	os := &Ordered{Source: newSource(ctx, q), docPrefix: append(keyspace.CollPrefix(keyspace.Doc, rid), q.Scope...)}
 	if ci := pol.compositeFor(order); ci != nil {
-		base := keys.AppendBytes(keyspace.IndexPrefix(ds.c.rid), ci.name)
-		ip := &indexPlan{fp: st.fp, base: base, ranges: []keyRange{{base, keys.PrefixEnd(base)}}}
+		base := keys.AppendBytes(keyspace.IndexPrefix(rid), ci.name)
+		ip := &accessPlan{fp: st.fp, base: base, ranges: []keyRange{{base, keys.PrefixEnd(base)}}}
 		for i, segs := range ci.paths {
 			x, o := byte(0), " ASC"
 			if ci.desc[i] {
@@ -245,7 +248,7 @@ func (e *Engine) orderedSourceFor(ctx context.Context, plan *query.Plan, ds *doc
 	if !pol.indexes(segs) {
 		return nil, nil
 	}
-	os.ip = newIndexPlan(ds.c.rid, h, st.fp, os.scope)
+	os.ip = newAccessPlan(rid, h, st.fp, os.q.Scope)
 	os.desc, os.covers = first.Desc, len(order) == 1
 	if !defined {
 		os.lacking = segs
@@ -268,14 +271,14 @@ const (
 
 // unlessSparse returns s, or nil when s is limited to a partition that a
 // scan serves better (see sparseDocs).
-func (s *orderedSource) unlessSparse() (*orderedSource, error) {
-	if s.scope == nil {
+func (s *Ordered) unlessSparse() (*Ordered, error) {
+	if s.q.Scope == nil {
 		return s, nil
 	}
 	sparse := false
-	err := s.e.store.View(s.ctx, func(r storage.Reader) error {
-		n, err := countKeys(r, s.docs.prefix, sparseDocs)
-		if err != nil || n < sparseDocs {
+	err := s.q.Store.View(s.ctx, func(r storage.Reader) error {
+		large, err := hasKeys(r, s.docPrefix, sparseDocs)
+		if err != nil || !large {
 			sparse = true
 			return err
 		}
@@ -289,9 +292,19 @@ func (s *orderedSource) unlessSparse() (*orderedSource, error) {
 	return s, nil
 }
 
+// hasKeys reports whether there are at least n keys under prefix.
+func hasKeys(r storage.Reader, prefix []byte, n int) (bool, error) {
+	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+	defer it.Close()
+	for n > 0 && it.Next() {
+		n--
+	}
+	return n == 0, it.Err()
+}
+
 // sampleScope reads up to sparseSample of the first entries s walks and
 // counts those in its scope.
-func (s *orderedSource) sampleScope(r storage.Reader) (seen, hits int, err error) {
+func (s *Ordered) sampleScope(r storage.Reader) (seen, hits int, err error) {
 	kr := s.ip.ranges[0]
 	if s.desc {
 		kr = s.ip.ranges[len(s.ip.ranges)-1]
@@ -306,7 +319,7 @@ func (s *orderedSource) sampleScope(r storage.Reader) (seen, hits int, err error
 		}
 		item = xorBytes(item[:0], in, s.ip.itemXor)
 		seen++
-		if bytes.HasPrefix(item, s.scope) {
+		if bytes.HasPrefix(item, s.q.Scope) {
 			hits++
 		}
 	}
@@ -315,7 +328,7 @@ func (s *orderedSource) sampleScope(r storage.Reader) (seen, hits int, err error
 
 // compositeFor returns the composite index whose paths are those of
 // order, with the same orders or all opposite, nil if none.
-func (p *indexPolicy) compositeFor(order []query.OrderKey) *compositeIndex {
+func (p *Policy) compositeFor(order []query.OrderKey) *compositeIndex {
 	for i := range p.composites {
 		ci := &p.composites[i]
 		if len(ci.paths) != len(order) {
