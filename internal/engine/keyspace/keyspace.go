@@ -116,9 +116,9 @@ func ExpiryBound(space byte, rid [8]byte, through int64) []byte {
 
 // ExpiryEntry is a decoded expiry key.
 type ExpiryEntry struct {
-	Time  int64  // the expiry instant (expOwn) or the _ts (expTs)
-	PK []byte // the encoded partition key; aliases the key
-	ID []byte // aliases the key
+	Time int64  // the expiry instant (expOwn) or the _ts (expTs)
+	PK   []byte // the encoded partition key; aliases the key
+	ID   []byte // aliases the key
 }
 
 // DecodeExpiry decodes a key of either expiry keyspace; pkLen is the
