@@ -5,22 +5,13 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 )
 
-// waitUntil polls cond, which the purger's goroutine makes true; it
-// never sleeps a fixed time.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
+// waitUntil waits for cond, which a background goroutine (the purger,
+// the index builder) makes true.
+var waitUntil = clocktest.WaitUntil
 
 func write(t *testing.T, e *Engine, coll, body string) {
 	t.Helper()
