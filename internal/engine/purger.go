@@ -419,49 +419,23 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 			ru       float64
 			expiries []int64
 		)
-		err = p.e.store.Update(context.Background(), func(tx storage.Writer) error {
-			w := withPolicyMemo(tx)
-			ru, expiries = 0, expiries[:0]
-			st, err := readCollState(w, c.rid)
-			if err != nil {
-				return err
-			}
-			// The re-check reads at the purge instant, which is never
-			// ahead of any request's: what it finds expired, every
-			// request finds expired.
-			items := itemReader{r: w, c: c, now: now}
-			purged := 0
+		// The transaction reads at the purge instant, which is never ahead
+		// of any request's: what its re-check finds expired, every request
+		// finds expired.
+		err = p.e.updateItemsAt(context.Background(), c, time.Unix(now, 0), func(t *itemTx) error {
+			ru, expiries = 0, expiries[:0] // fn may run again after a conflict
 			for _, d := range due {
-				key := keyspace.DocKey(c.rid, d.pk, d.id)
-				old, exists, err := items.lookup(key)
+				old, purged, err := t.purge(d)
 				if err != nil {
 					return err
 				}
-				if old.doc == nil {
-					// An entry without its item cannot happen by
-					// construction; dropping it keeps a bad entry from
-					// waking the purger forever.
-					if err := w.Delete(d.key); err != nil {
-						return err
-					}
-					continue
+				if purged {
+					ru += chargeWrite(len(old.doc))
+					at, _ := ttl.ExpireAt(old.h.Ts, old.h.TTL, c.ttl)
+					expiries = append(expiries, at)
 				}
-				if exists {
-					continue // rewritten since the scan
-				}
-				v := itemVersion{key: key, pkEnc: d.pk, id: d.id, storedItem: old}
-				if err := removeItem(w, c, &st, now, c.logRetention() > 0, v, true); err != nil {
-					return err
-				}
-				purged++
-				ru += chargeWrite(len(old.doc))
-				at, _ := ttl.ExpireAt(old.h.Ts, old.h.TTL, c.ttl)
-				expiries = append(expiries, at)
 			}
-			if purged == 0 {
-				return nil
-			}
-			return w.Set(keyspace.CollMetaKey(c.rid), st.encode())
+			return nil
 		})
 		if err != nil {
 			return 0, err
@@ -496,6 +470,25 @@ func (p *purger) purgeContainer(c *container, now, since int64) (retry time.Dura
 			return 0, nil
 		}
 	}
+}
+
+// purge deletes the item an expiry entry names if it is still stored and
+// expired at the transaction's instant, and returns it.
+func (t *itemTx) purge(d dueEntry) (storedItem, bool, error) {
+	key := keyspace.DocKey(t.c.rid, d.pk, d.id)
+	old, exists, err := t.items.lookup(key)
+	switch {
+	case err != nil:
+		return storedItem{}, false, err
+	case old.doc == nil:
+		// An entry without its item cannot happen by construction;
+		// dropping it keeps a bad entry from waking the purger forever.
+		return storedItem{}, false, t.w.Delete(d.key)
+	case exists:
+		return storedItem{}, false, nil // rewritten since the scan
+	}
+	v := itemVersion{key: key, pkEnc: d.pk, id: d.id, storedItem: old}
+	return old, true, removeItem(t.w, t.c, &t.st, t.now, t.logged, v, true)
 }
 
 // countDue counts a container's expired, unpurged items (up to a cap),
