@@ -36,6 +36,7 @@ import (
 	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/ttl/purger"
 )
 
 // Engine is one Ebb database over a store.
@@ -63,7 +64,7 @@ type Engine struct {
 	mu  sync.RWMutex
 	cat *catalog
 
-	purger *purger
+	purger *purger.Purger
 	// trimmer trims the change logs by their retention (logtrim.go).
 	trimmer *logTrimmer
 	// indexer builds indexes after policy changes (indexbuild.go).
@@ -143,9 +144,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	}
 	e.purger = newPurger(e)
 	if !opts.DisablePurger {
-		if err := e.purger.start(ctx); err != nil {
-			return nil, err
-		}
+		e.purger.Start()
 	}
 	e.trimmer = startLogTrimmer(e)
 	var indexPoll time.Duration
@@ -163,7 +162,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.stopCluster()
-		e.purger.stop()
+		e.purger.Stop()
 		e.trimmer.stop()
 		e.indexer.stop()
 	})

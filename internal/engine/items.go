@@ -297,7 +297,7 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, 
 		return err
 	}
 	for _, h := range t.wrote {
-		e.purger.noteWrite(c, h)
+		e.noteWrite(c, h)
 	}
 	return nil
 }

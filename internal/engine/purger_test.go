@@ -77,27 +77,3 @@ func TestPurgerLeavesTTLOffAlone(t *testing.T) {
 	}
 	waitUntil(t, "purge after TTL was turned on", func() bool { return e.StoredItems() == 0 })
 }
-
-func TestDeadlineHeap(t *testing.T) {
-	var h deadlineHeap
-	a, b, c := [8]byte{1}, [8]byte{2}, [8]byte{3}
-	h.set(a, 30)
-	h.set(b, 20)
-	if !h.lower(c, 10) {
-		t.Fatal("a new earliest deadline must report a change")
-	}
-	if h.lower(a, 40) {
-		t.Fatal("a later deadline must not lower")
-	}
-	if got, _ := h.peek(); got.rid != c || got.at != 10 {
-		t.Fatalf("peek = %v, want c@10", got)
-	}
-	h.remove(c)
-	if got, _ := h.peek(); got.rid != b {
-		t.Fatalf("after remove, peek = %v, want b", got)
-	}
-	h.set(a, 5)
-	if got, _ := h.peek(); got.rid != a || got.at != 5 {
-		t.Fatalf("after set, peek = %v, want a@5", got)
-	}
-}
