@@ -86,7 +86,7 @@ func (h *fakeHost) batchCalls() []batchCall {
 	return slices.Clone(h.batches)
 }
 
-// record counts a call. REQUIRES: h.mu held.
+// recordLocked counts a call. REQUIRES: h.mu held.
 func (h *fakeHost) recordLocked(call string) { h.calls[call]++ }
 
 func (h *fakeHost) Containers() []ContainerID {
