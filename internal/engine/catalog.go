@@ -438,7 +438,7 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 	delete(next.offers, db.offerID)
 	for _, c := range db.colls {
 		delete(next.offers, c.offerID)
-		e.purger.forget(c.rid)
+		e.purger.Forget(c.rid)
 		e.metrics.ForgetContainer(c.label())
 	}
 	e.publish(next)

@@ -107,7 +107,7 @@ func (e *Engine) watchCatalog() {
 		}
 		if e.real.Elapsed()-lastReplan >= cl.lease {
 			lastReplan = e.real.Elapsed()
-			e.purger.replanAll()
+			e.purger.ReplanAll()
 		}
 	}
 }
@@ -138,7 +138,7 @@ func (e *Engine) reloadCatalog(ctx context.Context) error {
 		return err
 	}
 	e.publish(cat)
-	e.purger.replanAll()
+	e.purger.ReplanAll()
 	e.trimmer.VisitAll()
 	return nil
 }

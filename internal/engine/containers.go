@@ -320,7 +320,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	next := cat.clone()
 	next.dbs[dbID].colls[id] = &c
 	e.publish(next)
-	e.purger.replan(&c)
+	e.purger.Replan(c.rid)
 	e.indexer.kick()
 	if c.retention != old.retention {
 		e.trimmer.Notice(c.feedContainer())
@@ -372,7 +372,7 @@ func (e *Engine) DeleteContainer(ctx context.Context, dbID, id string) (Resource
 	delete(next.dbs[dbID].colls, id)
 	delete(next.offers, c.offerID)
 	e.publish(next)
-	e.purger.forget(c.rid)
+	e.purger.Forget(c.rid)
 	e.metrics.ForgetContainer(c.label())
 	return Resource{Charge: chargeCatalogWrite}, nil
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/ttl/purger"
 )
 
 // Engine is one Ebb database over a store.
@@ -64,7 +65,7 @@ type Engine struct {
 	mu  sync.RWMutex
 	cat *catalog
 
-	purger *purger
+	purger *purger.Purger
 	// trimmer trims the change logs by their retention (package feed).
 	trimmer *feed.Trimmer
 	// indexer builds indexes after policy changes (indexbuild.go).
@@ -144,9 +145,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	}
 	e.purger = newPurger(e)
 	if !opts.DisablePurger {
-		if err := e.purger.start(ctx); err != nil {
-			return nil, err
-		}
+		e.purger.Start()
 	}
 	e.trimmer = startLogTrimmer(e)
 	var indexPoll time.Duration
@@ -164,7 +163,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.stopCluster()
-		e.purger.stop()
+		e.purger.Stop()
 		e.trimmer.Stop()
 		e.indexer.stop()
 	})

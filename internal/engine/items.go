@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -269,7 +270,12 @@ type itemTx struct {
 // updateItems runs fn in one storage transaction over c's items, with
 // one "now" for every operation in it, and stores the container state.
 func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemTx) error) error {
-	at := e.now()
+	return e.updateItemsAt(ctx, c, e.now(), fn)
+}
+
+// updateItemsAt is updateItems at instant at. The purger's batches run
+// at the purge instant, which is never ahead of a request's.
+func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, fn func(t *itemTx) error) error {
 	now, env := at.Unix(), e.env(at)
 	logged := c.logRetention() > 0
 	var t *itemTx
@@ -293,7 +299,7 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 		return err
 	}
 	for _, h := range t.wrote {
-		e.purger.noteWrite(c, h)
+		e.noteWrite(c, h)
 	}
 	return nil
 }

@@ -267,9 +267,7 @@ func dumpState(e *Engine) string {
 	out := ""
 	c, _ := e.catalogSnapshot().container("db", "c")
 	out += fmt.Sprintf("def=%d now=%d purgeNow=%d\n", c.ttl, e.guard.now().Unix(), e.guard.purgeNow().Unix())
-	e.purger.mu.Lock()
-	out += fmt.Sprintf("heap=%v throttled=%v cursors=%v dirty=%v\n", e.purger.deadlines.items, e.purger.throttled, e.purger.cursors, e.purger.dirty)
-	e.purger.mu.Unlock()
+	out += e.purger.State().String()
 	e.store.View(context.Background(), func(r storage.Reader) error {
 		for _, sp := range []byte{keyspace.Doc, keyspace.ExpOwn, keyspace.ExpTs} {
 			it := r.Scan([]byte{sp}, []byte{sp + 1}, false)

@@ -5,22 +5,13 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 )
 
-// waitUntil polls cond, which the purger's goroutine makes true; it
-// never sleeps a fixed time.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
+// waitUntil waits for cond, which a background goroutine (the purger,
+// the index builder) makes true.
+var waitUntil = clocktest.WaitUntil
 
 func write(t *testing.T, e *Engine, coll, body string) {
 	t.Helper()
@@ -85,28 +76,4 @@ func TestPurgerLeavesTTLOffAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "purge after TTL was turned on", func() bool { return e.StoredItems() == 0 })
-}
-
-func TestDeadlineHeap(t *testing.T) {
-	var h deadlineHeap
-	a, b, c := [8]byte{1}, [8]byte{2}, [8]byte{3}
-	h.set(a, 30)
-	h.set(b, 20)
-	if !h.lower(c, 10) {
-		t.Fatal("a new earliest deadline must report a change")
-	}
-	if h.lower(a, 40) {
-		t.Fatal("a later deadline must not lower")
-	}
-	if got, _ := h.peek(); got.rid != c || got.at != 10 {
-		t.Fatalf("peek = %v, want c@10", got)
-	}
-	h.remove(c)
-	if got, _ := h.peek(); got.rid != b {
-		t.Fatalf("after remove, peek = %v, want b", got)
-	}
-	h.set(a, 5)
-	if got, _ := h.peek(); got.rid != a || got.at != 5 {
-		t.Fatalf("after set, peek = %v, want a@5", got)
-	}
 }

@@ -72,9 +72,10 @@ func (b *bucket) charge(ru float64, now time.Duration) {
 	b.tokens -= ru
 }
 
-// purgeAllowance returns how many units the purger may spend now, and if
-// none, how long until the floor alone allows min units.
-func (b *bucket) purgeAllowance(min float64, now time.Duration) (float64, time.Duration) {
+// PurgeAllowance returns how many units the purger may spend now, and if
+// none, how long until the floor alone allows min units. A *bucket is
+// the purger's Budget (purger.go).
+func (b *bucket) PurgeAllowance(min float64, now time.Duration) (float64, time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refillLocked(now)
@@ -88,8 +89,8 @@ func (b *bucket) purgeAllowance(min float64, now time.Duration) (float64, time.D
 	return 0, time.Duration((min - allow) / b.floorRate * float64(time.Second))
 }
 
-// chargePurge takes the purger's units: spare first, then the floor.
-func (b *bucket) chargePurge(ru float64, now time.Duration) {
+// ChargePurge takes the purger's units: spare first, then the floor.
+func (b *bucket) ChargePurge(ru float64, now time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refillLocked(now)

@@ -28,17 +28,17 @@ func TestBucketAdmitAndRefill(t *testing.T) {
 func TestBucketPurgeUsesSpareThenFloor(t *testing.T) {
 	b := newBucket(100, 0.05, 0)
 	// Idle: everything above half the bucket is spare, plus the floor.
-	if allow, _ := b.purgeAllowance(1, 0); allow != 55 {
+	if allow, _ := b.PurgeAllowance(1, 0); allow != 55 {
 		t.Fatalf("idle allowance = %v, want 50 spare + 5 floor", allow)
 	}
 	// Saturated by foreground work: only the floor is left.
 	b.charge(1000, 0)
-	allow, wait := b.purgeAllowance(1, 0)
+	allow, wait := b.PurgeAllowance(1, 0)
 	if allow != 5 || wait != 0 {
 		t.Fatalf("saturated allowance = %v, %v; want the 5 RU floor", allow, wait)
 	}
-	b.chargePurge(5, 0)
-	if _, wait := b.purgeAllowance(5, 0); wait != time.Second {
+	b.ChargePurge(5, 0)
+	if _, wait := b.PurgeAllowance(5, 0); wait != time.Second {
 		t.Fatalf("after spending the floor, wait = %v, want 1s (5 RU at 5 RU/s)", wait)
 	}
 }
@@ -65,9 +65,7 @@ func TestFloorDrainsSaturatedContainer(t *testing.T) {
 	e.Charge("db", "c", 1e6) // saturate: far more than the 400 RU/s offer
 	c, _ := e.catalogSnapshot().container("db", "c")
 	throttled := func() bool {
-		e.purger.mu.Lock()
-		defer e.purger.mu.Unlock()
-		_, ok := e.purger.throttled[c.rid]
+		_, ok := e.purger.State().Throttled[c.rid]
 		return ok
 	}
 	sem.Advance(time.Second)

@@ -127,7 +127,7 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 		s := time.Unix(next, 0).UTC().Format(time.RFC3339)
 		st.NextDeadline, st.NextDeadlineEpoch = &s, &next
 	}
-	if lag, ok := e.purger.lastPurgeLag(c.rid); ok {
+	if lag, ok := e.purger.LastLag(c.rid); ok {
 		secs := lag.Seconds()
 		st.PurgeLagSeconds = &secs
 	}

@@ -1,0 +1,109 @@
+package purger
+
+import "time"
+
+// purgeDue purges every container whose deadline has come by the purge
+// instant.
+func (p *Purger) purgeDue() {
+	p.host.BeginPass()
+	t, _ := p.cfg.PurgeNow()
+	now := t.Unix()
+	var due []deadline
+	p.mu.Lock()
+	for {
+		next, ok := p.deadlines.peek()
+		if !ok || next.at > now {
+			break
+		}
+		p.deadlines.remove(next.c)
+		due = append(due, next)
+	}
+	p.mu.Unlock()
+	for _, d := range due {
+		if !p.host.TTLOn(d.c) {
+			continue
+		}
+		label := p.host.Label(d.c)
+		wait, err := p.purgeContainer(d.c, label, now, d.at)
+		if err != nil {
+			p.cfg.Log.Error("ttl: purge", "container", label, "err", err)
+			wait = time.Second // try again, but never spin on a failing store
+		}
+		if wait > 0 {
+			p.throttle(d.c, d.at, wait)
+			continue
+		}
+		p.plan(d.c)
+	}
+}
+
+// purgeContainer deletes the items of c that have expired by now, in
+// batches. When another node holds c's lease, or c's budget has nothing
+// to spare, it stops and returns how long to wait; since is when c's
+// earliest item expired.
+func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (wait time.Duration, err error) {
+	m := p.cfg.Metrics
+	if ok, wait, err := p.host.HoldLease(c); err != nil || !ok {
+		return wait, err // another node purges it; look again when its lease ends
+	}
+	b := p.host.Budget(c)
+	for {
+		limit := maxBatch
+		if b != nil {
+			allow, wait := b.PurgeAllowance(p.cfg.ItemUnits, p.cfg.Real.Elapsed())
+			if wait > 0 {
+				m.TTLPurgeThrottled.WithLabelValues(label).Add(wait.Seconds())
+				m.TTLOldestUnpurged.WithLabelValues(label).Set(float64(now - since))
+				if n, err := p.host.CountDue(c, now); err == nil {
+					m.TTLBacklog.WithLabelValues(label).Set(float64(n))
+				}
+				return wait, nil
+			}
+			limit = max(1, min(maxBatch, int(allow/p.cfg.ItemUnits)))
+		}
+		r, err := p.host.PurgeBatch(c, p.cursor(c), now, limit)
+		if err != nil {
+			return 0, err
+		}
+		if r.Read == 0 {
+			m.TTLBacklog.WithLabelValues(label).Set(0)
+			m.TTLOldestUnpurged.WithLabelValues(label).Set(0)
+			return 0, nil
+		}
+		p.mu.Lock()
+		p.cursors[c] = r.Next
+		p.mu.Unlock()
+		if b != nil {
+			b.ChargePurge(r.Units, p.cfg.Real.Elapsed())
+		}
+		p.record(c, label, r)
+		if r.Read < limit {
+			m.TTLBacklog.WithLabelValues(label).Set(0)
+			m.TTLOldestUnpurged.WithLabelValues(label).Set(0)
+			return 0, nil
+		}
+	}
+}
+
+// record counts a batch's purged items and their lags.
+func (p *Purger) record(c ContainerID, label string, r PurgeResult) {
+	m := p.cfg.Metrics
+	purgedAt := p.cfg.Clock.Now()
+	lag := m.TTLPurgeLag.WithLabelValues(label)
+	var worst time.Duration
+	for _, at := range r.Expiries {
+		d := purgedAt.Sub(time.Unix(at, 0))
+		worst = max(worst, d)
+		lag.Observe(d.Seconds())
+		if p.cfg.OnPurge != nil {
+			p.cfg.OnPurge(d)
+		}
+	}
+	if len(r.Expiries) > 0 {
+		p.mu.Lock()
+		p.lastLag[c] = worst
+		p.mu.Unlock()
+	}
+	m.TTLPurged.WithLabelValues(label).Add(float64(len(r.Expiries)))
+	m.TTLPurgeUnits.WithLabelValues(label).Add(r.Units)
+}
