@@ -9,6 +9,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 )
 
 // Transactional batch and bulk: POST …/docs with a JSON array of
@@ -155,7 +156,7 @@ func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opt
 			if !isClientError(err) {
 				return err // storage failure: the whole request fails
 			}
-			r.Err, r.Resource = err, Resource{Charge: chargeError}
+			r.Err, r.Resource = err, Resource{Charge: throughput.Error}
 			if failedAt < 0 {
 				failedAt = i
 			}
@@ -187,8 +188,8 @@ func (res BatchResult) abort(ops []batchOp, i int, err error) BatchResult {
 	for j := range ops {
 		res.Ops[j] = BatchOpResult{Kind: ops[j].kind, Skipped: true}
 	}
-	res.Ops[i] = BatchOpResult{Kind: ops[i].kind, Err: err, Resource: Resource{Charge: chargeError}}
-	res.Failed, res.Charge, res.Session = true, chargeError, ""
+	res.Ops[i] = BatchOpResult{Kind: ops[i].kind, Err: err, Resource: Resource{Charge: throughput.Error}}
+	res.Failed, res.Charge, res.Session = true, throughput.Error, ""
 	return res
 }
 
@@ -207,16 +208,16 @@ func (t *itemTx) runBatchOp(op *batchOp, r *BatchOpResult) error {
 		if err != nil {
 			return err
 		}
-		r.Created, r.Resource = w.created, Resource{Body: w.doc, ETag: itemEtag(w.hdr.LSN), Charge: chargeWrite(len(w.doc))}
+		r.Created, r.Resource = w.created, Resource{Body: w.doc, ETag: itemEtag(w.hdr.LSN), Charge: throughput.Write(len(w.doc))}
 	case BatchPatch:
 		w, err := t.patch(op.key, op.patch, op.ifMatch)
 		if err != nil {
 			return err
 		}
-		r.Resource = Resource{Body: w.doc, ETag: itemEtag(w.hdr.LSN), Charge: chargeWrite(len(w.doc))}
+		r.Resource = Resource{Body: w.doc, ETag: itemEtag(w.hdr.LSN), Charge: throughput.Write(len(w.doc))}
 	case BatchRead:
 		it, err := t.items.read(op.key, op.ifNoneMatch)
-		r.Resource = Resource{ETag: itemEtag(it.h.LSN), Charge: chargeRead(len(it.doc))}
+		r.Resource = Resource{ETag: itemEtag(it.h.LSN), Charge: throughput.Read(len(it.doc))}
 		if err != nil {
 			return err
 		}
@@ -226,7 +227,7 @@ func (t *itemTx) runBatchOp(op *batchOp, r *BatchOpResult) error {
 		if err != nil {
 			return err
 		}
-		r.Resource = Resource{Charge: chargeWrite(n)}
+		r.Resource = Resource{Charge: throughput.Write(n)}
 	}
 	return nil
 }

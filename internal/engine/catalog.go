@@ -13,6 +13,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -212,7 +213,7 @@ func decodeOffer(raw []byte) (*offer, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("engine: corrupt offer resource: %w", err)
 	}
-	return &offer{id: f.ID, ru: offerRate(raw), raw: raw, etag: f.Etag, resourceRID: f.OfferResourceID, resourceSelf: f.Resource}, nil
+	return &offer{id: f.ID, ru: throughput.OfferRate(raw), raw: raw, etag: f.Etag, resourceRID: f.OfferResourceID, resourceSelf: f.Resource}, nil
 }
 
 func decodeRID(s string, n int) ([]byte, error) {
@@ -261,54 +262,6 @@ type Resource struct {
 	ContentPath, AltContentPath string
 }
 
-// Throughput is what the client asked for with x-ms-offer-throughput or
-// x-ms-cosmos-offer-autopilot-settings.
-type Throughput struct {
-	Manual       int
-	AutoscaleMax int
-}
-
-// ThroughputHeaders are the raw request headers that provision throughput.
-type ThroughputHeaders struct {
-	Offer     string // x-ms-offer-throughput
-	Autopilot string // x-ms-cosmos-offer-autopilot-settings
-}
-
-func parseThroughput(h ThroughputHeaders) (*Throughput, error) {
-	switch {
-	case h.Offer != "" && h.Autopilot != "":
-		return nil, dberr.BadRequest("Specify either manual throughput (x-ms-offer-throughput) or autoscale (x-ms-cosmos-offer-autopilot-settings), not both.")
-	case h.Offer != "":
-		var n int
-		if _, err := fmt.Sscanf(h.Offer, "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(h.Offer) {
-			return nil, dberr.BadRequest("The x-ms-offer-throughput header %q is not an integer.", h.Offer)
-		}
-		return &Throughput{Manual: n}, checkThroughput(Throughput{Manual: n})
-	case h.Autopilot != "":
-		var in struct {
-			MaxThroughput int `json:"maxThroughput"`
-		}
-		if err := json.Unmarshal([]byte(h.Autopilot), &in); err != nil {
-			return nil, dberr.BadRequest("The x-ms-cosmos-offer-autopilot-settings header is not valid JSON: %v.", err)
-		}
-		t := Throughput{AutoscaleMax: in.MaxThroughput}
-		return &t, checkThroughput(t)
-	}
-	return nil, nil
-}
-
-func checkThroughput(t Throughput) error {
-	switch {
-	case t.AutoscaleMax != 0:
-		if t.AutoscaleMax < 1000 || t.AutoscaleMax%1000 != 0 {
-			return dberr.BadRequest("The autoscale max throughput %d is invalid; it must be at least 1000 RU/s and a multiple of 1000.", t.AutoscaleMax)
-		}
-	case t.Manual < 400 || t.Manual%100 != 0:
-		return dberr.BadRequest("The offer throughput %d is invalid; it must be at least 400 RU/s and a multiple of 100.", t.Manual)
-	}
-	return nil
-}
-
 // ---- databases ----
 
 // CreateDatabase creates a database from its JSON body.
@@ -321,7 +274,7 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 	if err != nil {
 		return Resource{}, err
 	}
-	tp, err := parseThroughput(th)
+	tp, err := throughput.Parse(th)
 	if err != nil {
 		return Resource{}, err
 	}
@@ -368,7 +321,7 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 		next.offers[off.id] = off
 	}
 	e.publish(next)
-	return Resource{Body: db.raw, ETag: db.etag, Charge: chargeCatalogWrite}, nil
+	return Resource{Body: db.raw, ETag: db.etag, Charge: throughput.CatalogWrite}, nil
 }
 
 func (e *Engine) publish(c *catalog) {
@@ -383,7 +336,7 @@ func (e *Engine) ReadDatabase(ctx context.Context, id string) (Resource, error) 
 	if err != nil {
 		return Resource{}, err
 	}
-	return Resource{Body: db.raw, ETag: db.etag, Charge: chargeCatalogRead}, nil
+	return Resource{Body: db.raw, ETag: db.etag, Charge: throughput.CatalogRead}, nil
 }
 
 // Databases returns every database resource, ordered by id.
@@ -398,7 +351,7 @@ func (e *Engine) Databases(ctx context.Context) ([][]byte, float64) {
 	for i, id := range ids {
 		out[i] = cat.dbs[id].raw
 	}
-	return out, chargeCatalogRead
+	return out, throughput.CatalogRead
 }
 
 // DeleteDatabase deletes a database with all its containers, items and
@@ -442,7 +395,7 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 		e.metrics.ForgetContainer(c.label())
 	}
 	e.publish(next)
-	return Resource{Charge: chargeCatalogWrite}, nil
+	return Resource{Charge: throughput.CatalogWrite}, nil
 }
 
 // objectBody validates that body is one JSON object that every later

@@ -7,6 +7,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -97,7 +98,7 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 		return ChangeFeedResult{}, err
 	}
 	res.Rows, res.ETag = page.Rows, page.ETag
-	res.Charge = chargeQuery(page.Loaded, page.LoadedBytes, page.OutBytes)
+	res.Charge = throughput.Query(page.Loaded, page.LoadedBytes, page.OutBytes)
 	res.NotModified = len(page.Rows) == 0
 	return res, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -160,7 +161,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	if err != nil {
 		return Resource{}, err
 	}
-	tp, err := parseThroughput(th)
+	tp, err := throughput.Parse(th)
 	if err != nil {
 		return Resource{}, err
 	}
@@ -229,7 +230,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	if c.retention > 0 {
 		e.trimmer.Notice(c.feedContainer())
 	}
-	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
+	return Resource{Body: c.raw, ETag: c.etag, Charge: throughput.CatalogWrite}, nil
 }
 
 // ReadContainer returns a container.
@@ -238,7 +239,7 @@ func (e *Engine) ReadContainer(ctx context.Context, dbID, id string) (Resource, 
 	if err != nil {
 		return Resource{}, err
 	}
-	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogRead}, nil
+	return Resource{Body: c.raw, ETag: c.etag, Charge: throughput.CatalogRead}, nil
 }
 
 // Containers returns the containers of a database, ordered by id.
@@ -256,7 +257,7 @@ func (e *Engine) Containers(ctx context.Context, dbID string) ([][]byte, string,
 	for i, id := range ids {
 		out[i] = db.colls[id].raw
 	}
-	return out, db.ridStr, chargeCatalogRead, nil
+	return out, db.ridStr, throughput.CatalogRead, nil
 }
 
 // ReplaceContainer replaces a container's definition. It is a full
@@ -325,7 +326,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	if c.retention != old.retention {
 		e.trimmer.Notice(c.feedContainer())
 	}
-	return Resource{Body: c.raw, ETag: c.etag, Charge: chargeCatalogWrite}, nil
+	return Resource{Body: c.raw, ETag: c.etag, Charge: throughput.CatalogWrite}, nil
 }
 
 func samePaths(a, b document.PKDef) bool {
@@ -374,7 +375,7 @@ func (e *Engine) DeleteContainer(ctx context.Context, dbID, id string) (Resource
 	e.publish(next)
 	e.purger.Forget(c.rid)
 	e.metrics.ForgetContainer(c.label())
-	return Resource{Charge: chargeCatalogWrite}, nil
+	return Resource{Charge: throughput.CatalogWrite}, nil
 }
 
 // deleteContainerData removes a container's catalog entry, offer and

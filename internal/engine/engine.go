@@ -34,6 +34,7 @@ import (
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -54,7 +55,10 @@ type Engine struct {
 	// cluster is set when the store is shared with other nodes.
 	cluster   *cluster
 	closeOnce sync.Once
-	tp        throughput
+	// buckets are the offers' request-unit budgets; enforce answers
+	// requests beyond them with 429.
+	buckets throughput.Buckets
+	enforce bool
 
 	// catMu serializes catalog changes (create, replace and delete of
 	// databases, containers and offers) so the cache below and the store
@@ -129,7 +133,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 		opts.PurgeFloor = 0.05
 	}
 	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge}
-	e.tp.floor, e.tp.enforce = opts.PurgeFloor, opts.EnforceThroughput
+	e.buckets.Floor, e.enforce = opts.PurgeFloor, opts.EnforceThroughput
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -236,7 +237,7 @@ func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, bod
 	if err != nil {
 		return Resource{}, err
 	}
-	res := c.resource(w.doc, w.hdr, chargeWrite(len(w.doc)))
+	res := c.resource(w.doc, w.hdr, throughput.Write(len(w.doc)))
 	res.Created = w.created
 	return res, nil
 }
@@ -447,7 +448,7 @@ func (e *Engine) ReadItem(ctx context.Context, ref ItemRef, ifNoneMatch string) 
 	if it.doc == nil {
 		return Resource{}, err
 	}
-	return c.resource(it.doc, it.h, chargeRead(len(it.doc))), err
+	return c.resource(it.doc, it.h, throughput.Read(len(it.doc))), err
 }
 
 // DeleteItem deletes an item.
@@ -460,7 +461,7 @@ func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (R
 	err = e.updateItems(ctx, c, func(t *itemTx) error {
 		n, err := t.delete(key, pkEnc, ref.ID, ifMatch)
 		if err == nil {
-			res = c.resource(nil, document.ItemHeader{LSN: t.st.lsn}, chargeWrite(n))
+			res = c.resource(nil, document.ItemHeader{LSN: t.st.lsn}, throughput.Write(n))
 		}
 		return err
 	})

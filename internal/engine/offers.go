@@ -8,6 +8,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -22,7 +23,7 @@ func writeOffer(w storage.Writer, tp Throughput, resourceRID, resourceSelf strin
 	id := ridString([]byte{byte(n >> 16), byte(n >> 8), byte(n)})
 	o := &offer{id: id, etag: resourceEtag(n), resourceRID: resourceRID, resourceSelf: resourceSelf}
 	o.raw = offerJSON(o, contentJSON(tp), now)
-	o.ru = offerRate(o.raw)
+	o.ru = throughput.OfferRate(o.raw)
 	return o, w.Set(keyspace.CatOfferKey(id), o.raw)
 }
 
@@ -63,7 +64,7 @@ func (e *Engine) Offers(ctx context.Context) ([][]byte, float64) {
 	for i, id := range ids {
 		out[i] = cat.offers[id].raw
 	}
-	return out, chargeCatalogRead
+	return out, throughput.CatalogRead
 }
 
 // ReadOffer returns one offer by its id.
@@ -75,7 +76,7 @@ func (e *Engine) ReadOffer(ctx context.Context, id string) (Resource, error) {
 	if !ok {
 		return Resource{}, dberr.NotFound("Resource Not Found. The offer '%s' does not exist.", id)
 	}
-	return Resource{Body: o.raw, ETag: o.etag, Charge: chargeCatalogRead}, nil
+	return Resource{Body: o.raw, ETag: o.etag, Charge: throughput.CatalogRead}, nil
 }
 
 // ReplaceOffer changes the throughput of an offer. Only content may
@@ -108,7 +109,7 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 	default:
 		return Resource{}, dberr.BadRequest("The offer content must have offerThroughput or offerAutopilotSettings.maxThroughput.")
 	}
-	if err := checkThroughput(tp); err != nil {
+	if err := throughput.Check(tp); err != nil {
 		return Resource{}, err
 	}
 	if _, err := e.ReadOffer(ctx, id); err != nil {
@@ -136,7 +137,7 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 		}
 		o.etag = resourceEtag(n)
 		o.raw = offerJSON(&o, contentJSON(tp), now)
-		o.ru = offerRate(o.raw)
+		o.ru = throughput.OfferRate(o.raw)
 		return w.Set(keyspace.CatOfferKey(id), o.raw)
 	})
 	if err != nil {
@@ -145,5 +146,5 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 	next := cat.clone()
 	next.offers[id] = &o
 	e.publish(next)
-	return Resource{Body: o.raw, ETag: o.etag, Charge: chargeCatalogWrite}, nil
+	return Resource{Body: o.raw, ETag: o.etag, Charge: throughput.CatalogWrite}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/patch"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/query"
 )
 
@@ -31,7 +32,7 @@ func (e *Engine) PatchItem(ctx context.Context, ref ItemRef, body []byte, ifMatc
 	if err != nil {
 		return Resource{}, err
 	}
-	return c.resource(w.doc, w.hdr, chargeWrite(len(w.doc))), nil
+	return c.resource(w.doc, w.hdr, throughput.Write(len(w.doc))), nil
 }
 
 // patchRequest is a validated patch: its operations and condition.

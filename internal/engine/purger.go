@@ -7,6 +7,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -34,7 +35,7 @@ func newPurger(e *Engine) *purger.Purger {
 
 // purgeItemEstimate is what purging one small item costs, for sizing a
 // batch to the throughput available before the items are read.
-var purgeItemEstimate = chargeWrite(1024)
+var purgeItemEstimate = throughput.Write(1024)
 
 // noteWrite tells the purger of an item version just written, which may
 // bring its container's deadline forward.
@@ -137,7 +138,7 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 				return err
 			}
 			if purged {
-				r.Units += chargeWrite(len(old.doc))
+				r.Units += throughput.Write(len(old.doc))
 				at, _ := ttl.ExpireAt(old.h.Ts, old.h.TTL, c.ttl)
 				r.Expiries = append(r.Expiries, at)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -302,7 +303,7 @@ func (e *Engine) runPage(plan *query.Plan, src query.Source, ds *docSource, maxI
 		res.Continuation = base64.RawURLEncoding.EncodeToString(append(slices.Clip(tokPrefix), page.Next...))
 	}
 	st := page.Stats
-	res.Charge = chargeQuery(int(st.RetrievedDocumentCount), int(st.RetrievedDocumentSize), int(st.OutputDocumentSize))
+	res.Charge = throughput.Query(int(st.RetrievedDocumentCount), int(st.RetrievedDocumentSize), int(st.OutputDocumentSize))
 	var ix *index.Source
 	if s, ok := src.(indexed); ok {
 		ix = s.Index()
@@ -400,7 +401,7 @@ func (e *Engine) queryCatalog(rows [][]byte, body []byte) (QueryResult, error) {
 	if err != nil {
 		return QueryResult{}, queryError(err)
 	}
-	return QueryResult{Rows: page.Rows, Charge: chargeCatalogRead}, nil
+	return QueryResult{Rows: page.Rows, Charge: throughput.CatalogRead}, nil
 }
 
 // QueryDatabases runs a query over the databases.

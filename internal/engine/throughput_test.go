@@ -10,39 +10,6 @@ import (
 	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
 
-func TestBucketAdmitAndRefill(t *testing.T) {
-	b := newBucket(100, 0.05, 0)
-	if ok, _ := b.admit(0); !ok {
-		t.Fatal("a full bucket must admit")
-	}
-	b.charge(150, 0) // 50 RU of debt
-	ok, wait := b.admit(0)
-	if ok || wait < 500*time.Millisecond || wait > 520*time.Millisecond {
-		t.Fatalf("admit in debt = %v, %v; want a wait of about 510ms", ok, wait)
-	}
-	if ok, _ := b.admit(time.Second); !ok {
-		t.Fatal("one second refills 100 RU")
-	}
-}
-
-func TestBucketPurgeUsesSpareThenFloor(t *testing.T) {
-	b := newBucket(100, 0.05, 0)
-	// Idle: everything above half the bucket is spare, plus the floor.
-	if allow, _ := b.PurgeAllowance(1, 0); allow != 55 {
-		t.Fatalf("idle allowance = %v, want 50 spare + 5 floor", allow)
-	}
-	// Saturated by foreground work: only the floor is left.
-	b.charge(1000, 0)
-	allow, wait := b.PurgeAllowance(1, 0)
-	if allow != 5 || wait != 0 {
-		t.Fatalf("saturated allowance = %v, %v; want the 5 RU floor", allow, wait)
-	}
-	b.ChargePurge(5, 0)
-	if _, wait := b.PurgeAllowance(5, 0); wait != time.Second {
-		t.Fatalf("after spending the floor, wait = %v, want 1s (5 RU at 5 RU/s)", wait)
-	}
-}
-
 // TestFloorDrainsSaturatedContainer: foreground work keeps a container's
 // offer in debt, yet the purger still deletes expired items at the floor
 // rate as real time passes.

@@ -1,4 +1,4 @@
-package engine
+package throughput
 
 // The cost model: every response's x-ms-request-charge comes from here.
 // The figures follow the service's published shape: a 1 KB point read
@@ -6,10 +6,10 @@ package engine
 // queries pay for the documents they load and the bytes they return.
 
 const (
-	chargeCatalogRead  = 1.0
-	chargeCatalogWrite = 5.0
-	// chargeError is what a request that did no work costs.
-	chargeError = 1.0
+	CatalogRead  = 1.0
+	CatalogWrite = 5.0
+	// Error is what a request that did no work costs.
+	Error = 1.0
 )
 
 func kilobytes(n int) float64 {
@@ -20,14 +20,14 @@ func kilobytes(n int) float64 {
 	return kb
 }
 
-// chargeRead is the cost of a point read of n bytes.
-func chargeRead(n int) float64 { return kilobytes(n) }
+// Read is the cost of a point read of n bytes.
+func Read(n int) float64 { return kilobytes(n) }
 
-// chargeWrite is the cost of writing (or deleting) a document of n bytes.
-func chargeWrite(n int) float64 { return 5.71 * kilobytes(n) }
+// Write is the cost of writing (or deleting) a document of n bytes.
+func Write(n int) float64 { return 5.71 * kilobytes(n) }
 
-// chargeQuery is the cost of a query page that loaded docs documents
+// Query is the cost of a query page that loaded docs documents
 // totalling loaded bytes and returned out bytes.
-func chargeQuery(docs, loaded, out int) float64 {
+func Query(docs, loaded, out int) float64 {
 	return 2.31 + 0.03*float64(docs) + float64(loaded)/1024*0.1 + float64(out)/1024*0.05
 }
