@@ -1,18 +1,16 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -162,19 +160,12 @@ func scanAll(r storage.Reader, space byte, fn func(v []byte) error) error {
 	return it.Err()
 }
 
-// resourceFields are the system fields every stored catalog resource has.
-type resourceFields struct {
-	ID   string `json:"id"`
-	RID  string `json:"_rid"`
-	Etag string `json:"_etag"`
-}
-
 func decodeDatabase(raw []byte) (*database, error) {
-	var f resourceFields
+	var f resource.Fields
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("engine: corrupt database resource: %w", err)
 	}
-	rid, err := decodeRID(f.RID, 4)
+	rid, err := resource.DecodeRID(f.RID, 4)
 	if err != nil {
 		return nil, err
 	}
@@ -184,29 +175,29 @@ func decodeDatabase(raw []byte) (*database, error) {
 }
 
 func decodeContainer(raw []byte) (*container, error) {
-	var f resourceFields
+	var f resource.Fields
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("engine: corrupt container resource: %w", err)
 	}
-	rid, err := decodeRID(f.RID, 8)
+	rid, err := resource.DecodeRID(f.RID, 8)
 	if err != nil {
 		return nil, err
 	}
 	ms, _ := document.ObjectMembers(raw)
-	spec, err := parseContainerSpec(raw, ms)
+	spec, err := resource.ParseContainerSpec(raw, ms)
 	if err != nil {
 		return nil, fmt.Errorf("engine: corrupt container resource %s: %w", f.ID, err)
 	}
-	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID, pk: spec.pk, ttl: spec.ttl, indexingNone: spec.indexingNone, index: spec.index, retention: spec.logRetention}
+	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID, pk: spec.PK, ttl: spec.TTL, indexingNone: spec.IndexingNone, index: spec.Index, retention: spec.Retention}
 	copy(c.rid[:], rid)
 	copy(c.dbRID[:], rid[:4])
-	c.self = "dbs/" + ridString(c.dbRID[:]) + "/colls/" + c.ridStr + "/"
+	c.self = "dbs/" + resource.RIDString(c.dbRID[:]) + "/colls/" + c.ridStr + "/"
 	return c, nil
 }
 
 func decodeOffer(raw []byte) (*offer, error) {
 	var f struct {
-		resourceFields
+		resource.Fields
 		Resource        string `json:"resource"`
 		OfferResourceID string `json:"offerResourceId"`
 	}
@@ -214,36 +205,6 @@ func decodeOffer(raw []byte) (*offer, error) {
 		return nil, fmt.Errorf("engine: corrupt offer resource: %w", err)
 	}
 	return &offer{id: f.ID, ru: throughput.OfferRate(raw), raw: raw, etag: f.Etag, resourceRID: f.OfferResourceID, resourceSelf: f.Resource}, nil
-}
-
-func decodeRID(s string, n int) ([]byte, error) {
-	b, err := ridDecode(s)
-	if err != nil || len(b) != n {
-		return nil, fmt.Errorf("engine: corrupt resource id %q", s)
-	}
-	return b, nil
-}
-
-// checkResourceID applies Cosmos's rules for database and container ids.
-func checkResourceID(raw []byte, what string) (string, error) {
-	if raw == nil {
-		return "", dberr.BadRequest("The input content is invalid because the required properties - 'id; ' - are missing")
-	}
-	if raw[0] != '"' {
-		return "", dberr.BadRequest("The %s id must be a string; found %s.", what, document.Truncate(raw, 64))
-	}
-	id := document.Unquote(raw)
-	switch {
-	case id == "":
-		return "", dberr.BadRequest("The %s id must not be empty.", what)
-	case len(id) > 255:
-		return "", dberr.BadRequest("The %s id is %d characters long; the maximum is 255.", what, len(id))
-	case strings.ContainsAny(id, "/\\?#"):
-		return "", dberr.BadRequest("The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters and that does not contain '/', '\\', '?' or '#'.", id)
-	case strings.HasSuffix(id, " "):
-		return "", dberr.BadRequest("The input name '%s' is invalid. A %s id must not end with a space.", id, what)
-	}
-	return id, nil
 }
 
 // Resource is what a successful operation returns to the gateway.
@@ -266,11 +227,11 @@ type Resource struct {
 
 // CreateDatabase creates a database from its JSON body.
 func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputHeaders) (Resource, error) {
-	ms, err := objectBody(body)
+	ms, err := document.ObjectBody(body)
 	if err != nil {
 		return Resource{}, err
 	}
-	id, err := checkResourceID(document.Lookup(ms, "id"), "database")
+	id, err := resource.CheckID(document.Lookup(ms, "id"), "database")
 	if err != nil {
 		return Resource{}, err
 	}
@@ -297,8 +258,8 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 		}
 		var rid [4]byte
 		rid[0], rid[1], rid[2], rid[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-		ridStr := ridString(rid[:])
-		etag := resourceEtag(n)
+		ridStr := resource.RIDString(rid[:])
+		etag := resource.Etag(n)
 		raw := document.WithSystemProps(nil, body, ms, document.SystemProps{
 			RID: ridStr, Self: "dbs/" + ridStr + "/", Etag: etag, Ts: now,
 			Extra: [][2]string{{"_colls", "colls/"}, {"_users", "users/"}},
@@ -396,44 +357,4 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 	}
 	e.publish(next)
 	return Resource{Charge: throughput.CatalogWrite}, nil
-}
-
-// objectBody validates that body is one JSON object that every later
-// stage can handle and returns its members.
-func objectBody(body []byte) ([]document.Member, error) {
-	if !json.Valid(body) {
-		return nil, dberr.BadRequest("The request body is not valid JSON. %s", document.JSONErrorDetail(body))
-	}
-	if !utf8.Valid(body) {
-		return nil, dberr.BadRequest("The request body is not valid UTF-8.")
-	}
-	if err := document.CheckShape(body); err != nil {
-		return nil, err
-	}
-	ms, ok := document.ObjectMembers(body)
-	if !ok {
-		return nil, dberr.BadRequest("The request body must be a JSON object.")
-	}
-	return ms, nil
-}
-
-// rebuild writes an object from ordered (key, raw value) pairs.
-func rebuild(pairs []kv) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, p := range pairs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(document.AppendQuoted(nil, p.key))
-		b.WriteByte(':')
-		b.Write(p.val)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-type kv struct {
-	key string
-	val []byte
 }

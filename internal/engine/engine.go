@@ -24,7 +24,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -211,18 +210,6 @@ func (e *Engine) catalogSnapshot() *catalog {
 	return e.cat
 }
 
-// ridEncoding is Cosmos's: standard base64 with '/' replaced by '-'.
-func ridString(b []byte) string {
-	s := base64.StdEncoding.EncodeToString(b)
-	out := []byte(s)
-	for i, c := range out {
-		if c == '/' {
-			out[i] = '-'
-		}
-	}
-	return string(out)
-}
-
 // nextNumber allocates a resource number from the store-wide counter.
 // REQUIRES: called inside an Update.
 func nextNumber(w storage.Writer) (uint64, error) {
@@ -238,11 +225,6 @@ func nextNumber(w storage.Writer) (uint64, error) {
 	}
 	n++
 	return n, w.Set([]byte{keyspace.Counter}, binary.BigEndian.AppendUint64(nil, n))
-}
-
-// resourceEtag renders an etag for a catalog resource from its number.
-func resourceEtag(n uint64) string {
-	return fmt.Sprintf("\"00000000-0000-0000-%04x-%012x\"", (n>>48)&0xffff, n&0xffffffffffff)
 }
 
 // itemEtag renders an item's etag from the LSN of its last write, which

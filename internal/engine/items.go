@@ -14,6 +14,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -99,7 +100,7 @@ func (c *container) docRID(seq uint64) string {
 	var b [16]byte
 	copy(b[:8], c.rid[:])
 	binary.LittleEndian.PutUint64(b[8:], seq)
-	return ridString(b[:])
+	return resource.RIDString(b[:])
 }
 
 func (c *container) resource(body []byte, h document.ItemHeader, charge float64) Resource {
@@ -153,7 +154,7 @@ func (c *container) pkFromRequest(ref ItemRef) (document.PartitionKey, error) {
 		}
 	}
 	if len(pk) != len(c.pk.Paths) {
-		return nil, dberr.BadRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), pkPaths(c.pk), len(c.pk.Paths))
+		return nil, dberr.BadRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), resource.PKPaths(c.pk), len(c.pk.Paths))
 	}
 	return pk, nil
 }
@@ -174,7 +175,7 @@ func (c *container) prepare(body []byte) (prepared, error) {
 	if len(body) > MaxDocumentSize {
 		return prepared{}, &Error{Kind: KindTooLarge, Message: fmt.Sprintf("Request size is too large: the document is %d bytes; the maximum is %d.", len(body), MaxDocumentSize)}
 	}
-	ms, err := objectBody(body)
+	ms, err := document.ObjectBody(body)
 	if err != nil {
 		return prepared{}, err
 	}

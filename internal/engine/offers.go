@@ -8,6 +8,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -20,36 +21,11 @@ func writeOffer(w storage.Writer, tp Throughput, resourceRID, resourceSelf strin
 		return nil, err
 	}
 	// Offer ids are four characters, like the service's.
-	id := ridString([]byte{byte(n >> 16), byte(n >> 8), byte(n)})
-	o := &offer{id: id, etag: resourceEtag(n), resourceRID: resourceRID, resourceSelf: resourceSelf}
-	o.raw = offerJSON(o, contentJSON(tp), now)
+	id := resource.RIDString([]byte{byte(n >> 16), byte(n >> 8), byte(n)})
+	o := &offer{id: id, etag: resource.Etag(n), resourceRID: resourceRID, resourceSelf: resourceSelf}
+	o.raw = resource.OfferJSON(o.id, o.etag, o.resourceRID, o.resourceSelf, resource.OfferContent(tp), now)
 	o.ru = throughput.OfferRate(o.raw)
 	return o, w.Set(keyspace.CatOfferKey(id), o.raw)
-}
-
-func contentJSON(tp Throughput) []byte {
-	if tp.AutoscaleMax > 0 {
-		b, _ := json.Marshal(map[string]any{
-			"offerAutopilotSettings": map[string]any{"maxThroughput": tp.AutoscaleMax},
-		})
-		return b
-	}
-	b, _ := json.Marshal(map[string]any{"offerThroughput": tp.Manual})
-	return b
-}
-
-func offerJSON(o *offer, content []byte, now int64) []byte {
-	pairs := []kv{
-		{"resource", document.AppendQuoted(nil, o.resourceSelf)},
-		{"offerType", []byte(`"Invalid"`)},
-		{"offerResourceId", document.AppendQuoted(nil, o.resourceRID)},
-		{"offerVersion", []byte(`"V2"`)},
-		{"content", content},
-		{"id", document.AppendQuoted(nil, o.id)},
-	}
-	body := rebuild(pairs)
-	ms, _ := document.ObjectMembers(body)
-	return document.WithSystemProps(nil, body, ms, document.SystemProps{RID: o.id, Self: "offers/" + o.id + "/", Etag: o.etag, Ts: now})
 }
 
 // Offers returns every offer, ordered by id.
@@ -82,7 +58,7 @@ func (e *Engine) ReadOffer(ctx context.Context, id string) (Resource, error) {
 // ReplaceOffer changes the throughput of an offer. Only content may
 // change; the offer keeps its id and the resource it belongs to.
 func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMatch string) (Resource, error) {
-	if _, err := objectBody(body); err != nil {
+	if _, err := document.ObjectBody(body); err != nil {
 		return Resource{}, err
 	}
 	var in struct {
@@ -135,8 +111,8 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 		if err != nil {
 			return err
 		}
-		o.etag = resourceEtag(n)
-		o.raw = offerJSON(&o, contentJSON(tp), now)
+		o.etag = resource.Etag(n)
+		o.raw = resource.OfferJSON(o.id, o.etag, o.resourceRID, o.resourceSelf, resource.OfferContent(tp), now)
 		o.ru = throughput.OfferRate(o.raw)
 		return w.Set(keyspace.CatOfferKey(id), o.raw)
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/patch"
+	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/query"
 )
@@ -50,7 +51,7 @@ func (c *container) parsePatchRequest(body []byte) (patchRequest, error) {
 	}
 	for _, op := range ops {
 		if op.TouchesPK(c.pk) {
-			return patchRequest{}, dberr.BadRequest("Patch operation %s %s would change the partition key %s, which cannot be patched.", op.Op, op.Path, pkPaths(c.pk))
+			return patchRequest{}, dberr.BadRequest("Patch operation %s %s would change the partition key %s, which cannot be patched.", op.Op, op.Path, resource.PKPaths(c.pk))
 		}
 	}
 	pr := patchRequest{ops: ops}

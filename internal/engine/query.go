@@ -14,6 +14,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
@@ -151,7 +152,7 @@ func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requ
 			return nil, err
 		}
 		if len(pk) > len(c.pk.Paths) {
-			return nil, dberr.BadRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), pkPaths(c.pk), len(c.pk.Paths))
+			return nil, dberr.BadRequest("The partition key has %d values but the container's partition key %s has %d paths.", len(pk), resource.PKPaths(c.pk), len(c.pk.Paths))
 		}
 		prefix = pk.Encode(prefix)
 	} else if requirePK && !req.CrossPartition && req.RangeID == "" {

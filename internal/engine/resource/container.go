@@ -1,0 +1,167 @@
+package resource
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/feed"
+	"github.com/ebbdb/ebb/internal/engine/index"
+	"github.com/ebbdb/ebb/internal/ttl"
+)
+
+// ContainerSpec is what the engine interprets of a container body.
+type ContainerSpec struct {
+	PK           document.PKDef
+	TTL          ttl.Default
+	IndexingNone bool
+	// Index is the compiled indexingPolicy.
+	Index *index.Policy
+	// Retention is changeFeedPolicy.retentionDuration in minutes: how
+	// long the all-versions-and-deletes log keeps a change. 0: no log.
+	Retention int64
+}
+
+// DefaultPartitionKey is what the JS SDK sends for a container created
+// without one; items lacking the property get the "None" key.
+var DefaultPartitionKey = []byte(`{"paths":["/_partitionKey"],"kind":"Hash"}`)
+
+var containerDefaults = []document.Pair{
+	{Key: "indexingPolicy", Val: []byte(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)},
+	{Key: "conflictResolutionPolicy", Val: []byte(`{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}`)},
+	{Key: "geospatialConfig", Val: []byte(`{"type":"Geography"}`)},
+}
+
+// ParseContainerSpec validates a container body's interpreted fields.
+func ParseContainerSpec(body []byte, ms []document.Member) (ContainerSpec, error) {
+	var spec ContainerSpec
+	pkRaw := document.Lookup(ms, "partitionKey")
+	if pkRaw == nil || string(pkRaw) == "null" {
+		pkRaw = DefaultPartitionKey
+	}
+	pk, err := document.ParsePKDef(pkRaw)
+	if err != nil {
+		return spec, err
+	}
+	spec.PK = pk
+	if spec.TTL, err = ttl.ParseDefault(document.Lookup(ms, "defaultTtl")); err != nil {
+		return spec, dberr.BadRequest("%s", err.Error())
+	}
+	if spec.Index, err = index.ParsePolicy(document.Lookup(ms, "indexingPolicy")); err != nil {
+		return spec, err
+	}
+	spec.IndexingNone = spec.Index.None()
+	if spec.IndexingNone && spec.TTL.On() {
+		return spec, dberr.BadRequest("%s", ttl.ErrIndexingNone.Error())
+	}
+	if p := document.Lookup(ms, "ttlPropertyPath"); p != nil && string(p) != "null" && !spec.TTL.On() {
+		return spec, dberr.BadRequest("The ttlPropertyPath can only be specified together with defaultTtl.")
+	}
+	if spec.Retention, err = feed.ParsePolicy(document.Lookup(ms, "changeFeedPolicy")); err != nil {
+		return spec, err
+	}
+	return spec, nil
+}
+
+// ContainerBody normalizes a client's container body: the client's
+// members in order (system properties dropped), partitionKey with its
+// kind filled in, and server defaults for what the client left out.
+func ContainerBody(ms []document.Member, spec ContainerSpec) []byte {
+	pairs := make([]document.Pair, 0, len(ms)+4)
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if document.IsSystemProperty(m.Key) || isContainerLink(m.Key) {
+			continue
+		}
+		if seen[m.Key] {
+			for i := range pairs {
+				if pairs[i].Key == m.Key {
+					pairs[i].Val = m.Val
+				}
+			}
+			continue
+		}
+		seen[m.Key] = true
+		val := m.Val
+		if m.Key == "partitionKey" {
+			val = pkDefJSON(m.Val, spec.PK)
+		}
+		pairs = append(pairs, document.Pair{Key: m.Key, Val: val})
+	}
+	if !seen["partitionKey"] {
+		pairs = append(pairs, document.Pair{Key: "partitionKey", Val: pkDefJSON(DefaultPartitionKey, spec.PK)})
+	}
+	for _, d := range containerDefaults {
+		if !seen[d.Key] {
+			pairs = append(pairs, d)
+		}
+	}
+	return document.Rebuild(pairs)
+}
+
+// pkDefJSON returns the client's partitionKey object with kind set.
+func pkDefJSON(raw []byte, def document.PKDef) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	if _, ok := m["kind"]; !ok {
+		m["kind"], _ = json.Marshal(def.Kind)
+	}
+	// Paths first, as the service writes them.
+	out := []document.Pair{{Key: "paths", Val: m["paths"]}, {Key: "kind", Val: m["kind"]}}
+	rest := make([]string, 0, len(m))
+	for k := range m {
+		if k != "paths" && k != "kind" {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		out = append(out, document.Pair{Key: k, Val: m[k]})
+	}
+	return document.Rebuild(out)
+}
+
+// isContainerLink reports whether key is one of a container's link
+// properties, which the server writes.
+func isContainerLink(key string) bool {
+	switch key {
+	case "_docs", "_sprocs", "_triggers", "_udfs", "_conflicts":
+		return true
+	}
+	return false
+}
+
+// ContainerProps are the system properties of a container resource.
+func ContainerProps(rid, self, etag string, ts int64) document.SystemProps {
+	return document.SystemProps{RID: rid, Self: self, Etag: etag, Ts: ts, Extra: [][2]string{
+		{"_docs", "docs/"}, {"_sprocs", "sprocs/"}, {"_triggers", "triggers/"},
+		{"_udfs", "udfs/"}, {"_conflicts", "conflicts/"},
+	}}
+}
+
+// SamePaths reports whether two partition key definitions name the same
+// paths with the same kind: a container's key cannot change.
+func SamePaths(a, b document.PKDef) bool {
+	if a.Kind != b.Kind || len(a.Paths) != len(b.Paths) {
+		return false
+	}
+	for i := range a.Paths {
+		if strings.Join(a.Paths[i], "/") != strings.Join(b.Paths[i], "/") {
+			return false
+		}
+	}
+	return true
+}
+
+// PKPaths renders a partition key definition for error messages.
+func PKPaths(d document.PKDef) string {
+	ps := make([]string, len(d.Paths))
+	for i, p := range d.Paths {
+		ps[i] = "/" + strings.Join(p, "/")
+	}
+	return strings.Join(ps, ", ") + " (" + d.Kind + ")"
+}
