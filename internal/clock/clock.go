@@ -4,6 +4,10 @@
 // and users (with --clock-control) can move time without sleeping. The
 // system clock reads the wall clock; the manual clock starts at a given
 // instant, moves only when told to, and fires timers as it passes them.
+// The time guard (guard.go) turns a clock's readings into the instants
+// TTL may trust: one that never goes back, for what an operation sees and
+// writes, and one that never runs ahead of the monotonic clock, for what
+// may be purged.
 package clock
 
 import (

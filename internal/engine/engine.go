@@ -47,7 +47,7 @@ type Engine struct {
 	// real is the system clock, for budgets of real time (throughput)
 	// even when clock is manual.
 	real    clock.Clock
-	guard   *timeGuard
+	guard   *clock.TimeGuard
 	log     *slog.Logger
 	metrics *metrics.Registry
 	onPurge func(lag time.Duration)
@@ -142,7 +142,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	if err != nil {
 		return nil, err
 	}
-	e.guard = newTimeGuard(opts.Clock, opts.ClockGrace, lastTs)
+	e.guard = clock.NewTimeGuard(opts.Clock, opts.ClockGrace, lastTs)
 	if err := e.ensureIndexStates(ctx); err != nil {
 		return nil, err
 	}
@@ -177,8 +177,8 @@ func (e *Engine) Close() error {
 func (e *Engine) Clock() clock.Clock { return e.clock }
 
 // now is the operation's one instant: the wall clock, never behind an
-// instant already served (see timeGuard). An operation calls it once.
-func (e *Engine) now() time.Time { return e.guard.now() }
+// instant already served (see clock.TimeGuard). An operation calls it once.
+func (e *Engine) now() time.Time { return e.guard.Now() }
 
 // env is the query environment of an operation at instant at.
 func (e *Engine) env(at time.Time) query.Env {

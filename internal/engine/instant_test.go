@@ -215,7 +215,7 @@ func testOneInstant(t *testing.T, disablePurger bool) {
 	// The purger reads it when it wakes, which may be only after the
 	// restore below: it would then see no step at all and purge a by the
 	// monotonic clock. Read it here, so the restore is always a jump.
-	e.guard.purgeNow()
+	e.guard.PurgeNow()
 	check("wall clock an hour back")
 	clk.Advance(time.Second) // the wall clock is still behind
 	check("still behind")

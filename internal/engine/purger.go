@@ -25,7 +25,7 @@ func newPurger(e *Engine) *purger.Purger {
 	return purger.New(purgeHost{e}, purger.Config{
 		Clock:     e.clock,
 		Real:      e.real,
-		PurgeNow:  e.guard.purgeNowAt,
+		PurgeNow:  e.guard.PurgeNowAt,
 		ItemUnits: purgeItemEstimate,
 		Metrics:   e.metrics,
 		Log:       e.log,
@@ -79,7 +79,7 @@ func (h purgeHost) Label(id purger.ContainerID) string {
 
 // BeginPass observes the wall clock for the visibility high-water mark,
 // which every write's _ts is at least.
-func (h purgeHost) BeginPass() { h.e.guard.now() }
+func (h purgeHost) BeginPass() { h.e.guard.Now() }
 
 func (h purgeHost) NextDeadline(id purger.ContainerID, from purger.Cursor) (int64, bool, error) {
 	c := h.expiring(id)

@@ -1,14 +1,14 @@
-package engine
+package clock
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/ebbdb/ebb/internal/clock"
 )
 
-// timeGuard derives the two instants TTL needs from the engine clock.
+// TimeGuard derives the two instants TTL needs from a clock: the instant
+// an operation reads and writes at (Now), and the instant up to which
+// expired items may be purged (PurgeNow).
 //
 // Visibility uses the wall clock, as Cosmos does, but never an instant
 // earlier than one already served: a backward wall-clock step must not
@@ -22,8 +22,8 @@ import (
 // taken as a real correction and the anchor moves to it; a wall clock
 // that falls behind moves the anchor back at once (purging later is
 // always safe).
-type timeGuard struct {
-	clock clock.Clock
+type TimeGuard struct {
+	clock Clock
 	grace time.Duration
 
 	// highWater is the latest visibility instant served, in epoch
@@ -40,19 +40,22 @@ type timeGuard struct {
 	aheadSince time.Duration
 }
 
-func newTimeGuard(c clock.Clock, grace time.Duration, floor int64) *timeGuard {
-	g := &timeGuard{clock: c, grace: grace, anchorWall: c.Now(), anchorMono: c.Elapsed(), aheadSince: -1}
+// NewTimeGuard returns a guard over c that trusts a forward wall-clock
+// jump only after grace, and serves no instant before floor (epoch
+// seconds: the latest _ts already written).
+func NewTimeGuard(c Clock, grace time.Duration, floor int64) *TimeGuard {
+	g := &TimeGuard{clock: c, grace: grace, anchorWall: c.Now(), anchorMono: c.Elapsed(), aheadSince: -1}
 	g.highWater.Store(floor)
 	return g
 }
 
-// now is an operation's one instant, for visibility, _ts and the query
+// Now is an operation's one instant, for visibility, _ts and the query
 // environment alike. Its whole seconds are the wall clock's, never behind
 // a second already served; when the wall clock has stepped back behind
 // that high-water mark, the instant is the start of the high-water
 // second, so GetCurrentTimestamp() in a query agrees with the TTL check
 // and the _ts the same operation writes.
-func (g *timeGuard) now() time.Time {
+func (g *TimeGuard) Now() time.Time {
 	wall := g.clock.Now()
 	sec := wall.Unix()
 	for {
@@ -70,15 +73,15 @@ func (g *timeGuard) now() time.Time {
 // before it counts as a jump (ordinary drift and NTP slew stay below it).
 const slack = time.Second
 
-// purgeNow is the instant up to which expired items may be purged.
-func (g *timeGuard) purgeNow() time.Time {
-	t, _ := g.purgeNowAt()
+// PurgeNow is the instant up to which expired items may be purged.
+func (g *TimeGuard) PurgeNow() time.Time {
+	t, _ := g.PurgeNowAt()
 	return t
 }
 
-// purgeNowAt is purgeNow with the monotonic reading it was taken at, so
+// PurgeNowAt is PurgeNow with the monotonic reading it was taken at, so
 // a timer for a later instant can be set on the same axis (clock.At).
-func (g *timeGuard) purgeNowAt() (time.Time, time.Duration) {
+func (g *TimeGuard) PurgeNowAt() (time.Time, time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	t, el := g.purgeNowLocked()
@@ -86,7 +89,7 @@ func (g *timeGuard) purgeNowAt() (time.Time, time.Duration) {
 }
 
 // REQUIRES: g.mu held.
-func (g *timeGuard) purgeNowLocked() (time.Time, time.Duration) {
+func (g *TimeGuard) purgeNowLocked() (time.Time, time.Duration) {
 	wall, el := g.clock.Now(), g.clock.Elapsed()
 	mono := g.anchorWall.Add(el - g.anchorMono)
 	switch {
