@@ -36,11 +36,6 @@ import (
 //
 // With the embedded store (one process owns it) none of this runs.
 
-// spaceLease holds the purge lease of each container: 0x06 <coll-rid:8>.
-const spaceLease = 0x06
-
-func leaseKey(rid [8]byte) []byte { return append([]byte{spaceLease}, rid[:]...) }
-
 func newNodeID() string {
 	var b [8]byte
 	rand.Read(b[:])
@@ -184,7 +179,7 @@ func (e *Engine) holdLease(c *container) (bool, time.Duration, error) {
 	now := e.real.Now()
 	err := e.store.Update(context.Background(), func(w storage.Writer) error {
 		wait = 0
-		v, err := w.Get(leaseKey(c.rid))
+		v, err := w.Get(keyspace.LeaseKey(c.rid))
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
@@ -197,7 +192,7 @@ func (e *Engine) holdLease(c *container) (bool, time.Duration, error) {
 			}
 		}
 		b := binary.BigEndian.AppendUint64(nil, uint64(now.Add(e.cluster.lease).UnixMilli()))
-		return w.Set(leaseKey(c.rid), append(b, e.cluster.nodeID...))
+		return w.Set(keyspace.LeaseKey(c.rid), append(b, e.cluster.nodeID...))
 	})
 	return wait == 0, wait, err
 }
@@ -207,7 +202,7 @@ func (e *Engine) leaseHolder(c *container) (string, error) {
 	var holder string
 	now := e.real.Now()
 	err := e.store.View(context.Background(), func(r storage.Reader) error {
-		v, err := r.Get(leaseKey(c.rid))
+		v, err := r.Get(keyspace.LeaseKey(c.rid))
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}

@@ -241,7 +241,7 @@ func deleteContainerData(w storage.Writer, c *container) error {
 			return err
 		}
 	}
-	if err := w.Delete(leaseKey(c.rid)); err != nil {
+	if err := w.Delete(keyspace.LeaseKey(c.rid)); err != nil {
 		return err
 	}
 	return w.Delete(keyspace.CatCollKey(c.dbRID, c.id))

@@ -20,6 +20,7 @@ import (
 //	CatOffer  0x03 <offer-id>                            offer resource JSON
 //	Counter   0x04                                       next resource number (uint64)
 //	CollMeta  0x05 <coll-rid:8>                          container write state (collState)
+//	Lease     0x06 <coll-rid:8>                          purge lease on a shared store: expiry + node id
 //	IdxState  0x07 <coll-rid:8>                          index state: policy, building/ready, rebuild cursor
 //	Doc       0x10 <coll-rid:8> <pk> <id>                ItemHeader + document JSON
 //	ExpOwn    0x11 <coll-rid:8> <expireAt:int64> <pk> <id>  items with their own ttl > 0
@@ -54,6 +55,7 @@ const (
 	CatOffer = 0x03
 	Counter  = 0x04
 	CollMeta = 0x05
+	Lease    = 0x06
 	IdxState = 0x07
 	Doc      = 0x10
 	ExpOwn   = 0x11
@@ -155,6 +157,10 @@ func LogKey(rid [8]byte, lsn uint64) []byte {
 }
 
 func LogTrimKey(rid [8]byte) []byte { return CollPrefix(LogTrim, rid) }
+
+// LeaseKey is the key of a container's purge lease (shared stores only).
+// It is outside CollSpaces: deleting a container deletes it on its own.
+func LeaseKey(rid [8]byte) []byte { return CollPrefix(Lease, rid) }
 
 // IndexPrefix is the start of a container's secondary index entries.
 func IndexPrefix(rid [8]byte) []byte { return CollPrefix(Index, rid) }
