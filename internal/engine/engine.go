@@ -1,8 +1,18 @@
-// Package engine is the database: databases, containers, items and
-// offers; resource ids, etags, _ts and LSNs; partition-key identity;
-// conditional writes; Time-To-Live visibility on every read path; the
-// background purge of expired items; secondary indexes and the queries
-// they serve (package index); and the request-unit cost model.
+// Package engine is the database: the catalog of databases, containers
+// and offers and its in-memory cache; items, their conditional writes,
+// _rid, _etag, _ts and LSNs; the request's one instant and the
+// visible-items reader every read path goes through; query paging over
+// a scan or an index; transactional batch and bulk; and, on a store
+// shared by several nodes, the catalog watch and the purge lease.
+//
+// Its subsystems are packages below it, each handed what it needs by
+// the engine and none importing it: document (one item's JSON,
+// partition keys, header), keyspace (the storage layout), index
+// (secondary indexes and the query sources they serve), feed (change
+// log and change feed), patch, resource (the catalog resources'
+// shapes), throughput (request units and offers' buckets) and dberr
+// (client errors). The TTL purger is internal/ttl/purger, driven through
+// the host in purger.go. docs/architecture.md is the map.
 //
 // The gateway calls one engine method per request; the engine calls the
 // storage contract, the ttl policy and the query library, never the other
@@ -11,8 +21,8 @@
 //
 // # Time
 //
-// Every operation takes one instant from the time guard (Engine.now) and
-// uses it for everything time decides: which items are visible (through
+// Every operation takes one instant from the time guard (Engine.now,
+// clock.TimeGuard) and uses it for everything time decides: which items are visible (through
 // the itemReader, the one place the TTL predicate is applied), the _ts it
 // writes, and the query environment (GetCurrentTimestamp(),
 // GetCurrentDateTime(), patch conditions). The instant never goes behind

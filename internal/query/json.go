@@ -34,20 +34,32 @@ func ParseJSON(b []byte) (Value, error) {
 // parseJSONString is ParseJSON on a string; strings and numbers in the
 // result share the memory of s.
 func parseJSONString(s string) (Value, error) {
+	p := getJSONParser(s)
+	v, err := p.document()
+	p.release()
+	return v, err
+}
+
+var jsonParserPool = sync.Pool{New: func() any { return new(jsonParser) }}
+
+// getJSONParser takes a parser from the pool, set to read s.
+func getJSONParser(s string) *jsonParser {
 	p := jsonParserPool.Get().(*jsonParser)
 	p.s, p.i = s, 0
 	p.slabV, p.slabM, p.slabN = nil, nil, nil
-	v, err := p.document()
+	return p
+}
+
+// release returns p to the pool, dropping every reference into what it
+// parsed so the pool keeps no document alive.
+func (p *jsonParser) release() {
 	p.s = ""
 	p.slabV, p.slabM, p.slabN = nil, nil, nil
 	clear(p.stackV[:cap(p.stackV)])
 	clear(p.stackM[:cap(p.stackM)])
 	p.stackV, p.stackM = p.stackV[:0], p.stackM[:0]
 	jsonParserPool.Put(p)
-	return v, err
 }
-
-var jsonParserPool = sync.Pool{New: func() any { return new(jsonParser) }}
 
 // jsonParser parses JSON text held in a string. Unescaped strings and number
 // literals in the result are substrings of s (no copy); array and object

@@ -17,9 +17,7 @@ func parseDocFields(doc []byte, fields []string) (Value, error) {
 	if len(doc) == 0 {
 		return Value{}, &JSONError{Msg: "unexpected end of input"}
 	}
-	p := jsonParserPool.Get().(*jsonParser)
-	p.s, p.i = unsafe.String(&doc[0], len(doc)), 0
-	p.slabV, p.slabM, p.slabN = nil, nil, nil
+	p := getJSONParser(unsafe.String(&doc[0], len(doc)))
 	v, err := p.fieldsObject(fields)
 	if err == nil && v.kind == Object {
 		// Member names come from fields already; copy the values' strings.
@@ -29,12 +27,7 @@ func parseDocFields(doc []byte, fields []string) (Value, error) {
 			detach(ms[i].Value)
 		}
 	}
-	p.s = ""
-	p.slabV, p.slabM, p.slabN = nil, nil, nil
-	clear(p.stackV[:cap(p.stackV)])
-	clear(p.stackM[:cap(p.stackM)])
-	p.stackV, p.stackM = p.stackV[:0], p.stackM[:0]
-	jsonParserPool.Put(p)
+	p.release()
 	return v, err
 }
 

@@ -2,7 +2,8 @@
 // validating container defaultTtl and item ttl values, the effective ttl of
 // an item, its expiry instant, and whether it is visible at a given time.
 //
-// Every read path in the engine calls Visible; nothing else decides
+// Visible is called from exactly one place, the engine's visible-items
+// reader, which every read path goes through; nothing else decides
 // whether an item has expired. The rules and Ebb's decisions where Cosmos
 // is silent are those of the TTL contract:
 //
