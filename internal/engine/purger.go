@@ -1,14 +1,13 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/expiry"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
-	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 	"github.com/ebbdb/ebb/internal/ttl/purger"
@@ -16,7 +15,7 @@ import (
 
 // The engine's side of the TTL purger (package ttl/purger, which decides
 // when to purge and how much): finding a container's next deadline and its
-// due items in the two expiry keyspaces, and purging a batch of them as
+// due items in its expiry index (package expiry), and purging a batch of them as
 // one item transaction (updateItemsAt), each re-checked by the itemReader
 // at the purge instant and deleted by removeItem, so a purge is a delete
 // in every index and in the feed.
@@ -86,7 +85,13 @@ func (h purgeHost) NextDeadline(id purger.ContainerID, from purger.Cursor) (int6
 	if c == nil {
 		return 0, false, nil
 	}
-	return nextDeadline(h.e.store, c, from)
+	var at int64
+	var ok bool
+	err := h.e.viewExpiry(c, func(x expiry.Index, r storage.Reader) (err error) {
+		at, ok, err = x.NextDeadline(r, expiry.Cursor(from))
+		return err
+	})
+	return at, ok, err
 }
 
 func (h purgeHost) HoldLease(id purger.ContainerID) (bool, time.Duration, error) {
@@ -111,7 +116,12 @@ func (h purgeHost) CountDue(id purger.ContainerID, now int64) (int, error) {
 	if c == nil {
 		return 0, nil
 	}
-	return countDue(h.e.store, c, now)
+	var n int
+	err := h.e.viewExpiry(c, func(x expiry.Index, r storage.Reader) (err error) {
+		n, err = x.CountDue(r, now)
+		return err
+	})
+	return n, err
 }
 
 // PurgeBatch reads up to limit due entries and purges their items in one
@@ -122,11 +132,16 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 	if c == nil {
 		return r, nil
 	}
-	due, next, err := dueEntries(h.e.store, c, from, now, limit)
+	var due []expiry.Due
+	var next expiry.Cursor
+	err := h.e.viewExpiry(c, func(x expiry.Index, rd storage.Reader) (err error) {
+		due, next, err = x.DueBy(rd, expiry.Cursor(from), now, limit)
+		return err
+	})
 	if err != nil || len(due) == 0 {
 		return r, err
 	}
-	r.Read, r.Next = len(due), next
+	r.Read, r.Next = len(due), purger.Cursor(next)
 	// The transaction reads at the purge instant, which is never ahead of
 	// any request's: what its re-check finds expired, every request finds
 	// expired.
@@ -150,8 +165,8 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 
 // purge deletes the item an expiry entry names if it is still stored and
 // expired at the transaction's instant, and returns it.
-func (t *itemTx) purge(d dueEntry) (storedItem, bool, error) {
-	key := keyspace.DocKey(t.c.rid, d.pk, d.id)
+func (t *itemTx) purge(d expiry.Due) (storedItem, bool, error) {
+	key := keyspace.DocKey(t.c.rid, d.PK, d.ID)
 	old, exists, err := t.items.lookup(key)
 	switch {
 	case err != nil:
@@ -159,117 +174,22 @@ func (t *itemTx) purge(d dueEntry) (storedItem, bool, error) {
 	case old.doc == nil:
 		// An entry without its item cannot happen by construction;
 		// dropping it keeps a bad entry from waking the purger forever.
-		return storedItem{}, false, t.w.Delete(d.key)
+		return storedItem{}, false, t.w.Delete(d.Key)
 	case exists:
 		return storedItem{}, false, nil // rewritten since the scan
 	}
-	v := itemVersion{key: key, pkEnc: d.pk, id: d.id, storedItem: old}
+	v := itemVersion{key: key, pkEnc: d.PK, id: d.ID, storedItem: old}
 	return old, true, removeItem(t.w, t.c, &t.st, t.now, t.logged, v, true)
 }
 
-// fromStart is the cursor at the start of both expiry keyspaces.
-var fromStart = purger.Cursor{}
-
-// nextDeadline is the earliest expiry of c's items from cursor from on:
-// one seek in each expiry keyspace.
-func nextDeadline(store storage.Store, c *container, from purger.Cursor) (at int64, ok bool, err error) {
-	err = store.View(context.Background(), func(r storage.Reader) error {
-		if t, found, err := firstTime(r, keyspace.ExpOwn, c.rid, from.Own); err != nil {
-			return err
-		} else if found {
-			at, ok = t, true
-		}
-		if c.ttl > 0 {
-			t, found, err := firstTime(r, keyspace.ExpTs, c.rid, from.Ts)
-			if err != nil {
-				return err
-			}
-			if found && (!ok || t+int64(c.ttl) < at) {
-				at, ok = t+int64(c.ttl), true
-			}
-		}
-		return nil
-	})
-	return at, ok, err
+// expiryIndex is c's expiry index (package expiry).
+func (c *container) expiryIndex() expiry.Index {
+	return expiry.Index{RID: c.rid, PKLen: len(c.pk.Paths), Default: c.ttl}
 }
 
-// firstTime returns the time element of the first key at or after from
-// (nil: the start) in an expiry keyspace of a container.
-func firstTime(r storage.Reader, space byte, rid [8]byte, from []byte) (int64, bool, error) {
-	prefix := keyspace.CollPrefix(space, rid)
-	start := prefix
-	if from != nil {
-		start = from
-	}
-	it := r.Scan(start, keys.PrefixEnd(prefix), false)
-	defer it.Close()
-	if !it.Next() {
-		return 0, false, it.Err()
-	}
-	e, err := keyspace.DecodeExpiry(it.Key(), 0)
-	return e.Time, err == nil, err
-}
-
-// countDue counts a container's expired, unpurged items (up to a cap),
-// for the backlog gauge when purging is throttled.
-func countDue(store storage.Store, c *container, now int64) (int, error) {
-	const limit = 1_000_000
-	due, _, err := dueEntries(store, c, fromStart, now, limit)
-	return len(due), err
-}
-
-type dueEntry struct {
-	key []byte // the expiry-index entry
-	pk  []byte
-	id  string
-}
-
-// dueEntries returns up to limit items of c whose expiry is at or before
-// now, from both expiry keyspaces, scanning from cursor from. next is
-// the cursor once they are purged: the first key past each keyspace's
-// due bound if it was read to the end, else just after the last entry
-// returned.
-func dueEntries(store storage.Store, c *container, from purger.Cursor, now int64, limit int) (due []dueEntry, next purger.Cursor, err error) {
-	next = from
-	err = store.View(context.Background(), func(r storage.Reader) error {
-		scan := func(space byte, start []byte, through int64) ([]byte, error) {
-			prefix := keyspace.CollPrefix(space, c.rid)
-			if start == nil {
-				start = prefix
-			}
-			bound := keyspace.ExpiryBound(space, c.rid, through)
-			if bytes.Compare(start, bound) >= 0 {
-				return start, nil
-			}
-			it := r.Scan(start, bound, false)
-			defer it.Close()
-			for len(due) < limit && it.Next() {
-				key := it.Key()
-				e, err := keyspace.DecodeExpiry(key, len(c.pk.Paths))
-				if err != nil {
-					return nil, err
-				}
-				due = append(due, dueEntry{key: append([]byte(nil), key...), pk: append([]byte(nil), e.PK...), id: string(e.ID)})
-			}
-			if err := it.Err(); err != nil {
-				return nil, err
-			}
-			if len(due) == limit {
-				// Stopped early: resume just after the last entry.
-				return append(append([]byte(nil), due[len(due)-1].key...), 0), nil
-			}
-			return bound, nil
-		}
-		var err error
-		if next.Own, err = scan(keyspace.ExpOwn, from.Own, now); err != nil {
-			return err
-		}
-		if c.ttl > 0 && len(due) < limit {
-			next.Ts, err = scan(keyspace.ExpTs, from.Ts, now-int64(c.ttl))
-		}
-		return err
-	})
-	return due, next, err
+// viewExpiry runs fn on c's expiry index in a snapshot.
+func (e *Engine) viewExpiry(c *container, fn func(x expiry.Index, r storage.Reader) error) error {
+	return e.store.View(context.Background(), func(r storage.Reader) error { return fn(c.expiryIndex(), r) })
 }
 
 // containerByRID finds a container in the current catalog.

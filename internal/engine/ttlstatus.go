@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/expiry"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -63,69 +63,22 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 	if !c.ttl.On() {
 		return json.Marshal(st)
 	}
-	const week = 7 * 24 * 3600
-	oldest, next := int64(0), int64(0)
-	err = e.store.View(ctx, func(r storage.Reader) error {
-		// expireAt of each entry: own-ttl entries carry it, default
-		// entries carry _ts, to which the current default is added.
-		visit := func(space byte, shift int64) error {
-			prefix := keyspace.CollPrefix(space, c.rid)
-			end := keyspace.ExpiryBound(space, c.rid, now+week-shift)
-			it := r.Scan(prefix, end, false)
-			defer it.Close()
-			for it.Next() {
-				e, err := keyspace.DecodeExpiry(it.Key(), 0)
-				if err != nil {
-					return err
-				}
-				at := e.Time + shift
-				switch {
-				case at <= now:
-					st.Backlog++
-					if oldest == 0 || at < oldest {
-						oldest = at
-					}
-					continue
-				case next == 0 || at < next:
-					next = at
-				}
-				in := at - now
-				if in <= 60 {
-					st.Upcoming.Minute++
-				}
-				if in <= 3600 {
-					st.Upcoming.Hour++
-				}
-				if in <= 24*3600 {
-					st.Upcoming.Day++
-				}
-				st.Upcoming.Week++
-			}
-			return it.Err()
-		}
-		if err := visit(keyspace.ExpOwn, 0); err != nil {
-			return err
-		}
-		if c.ttl > 0 {
-			return visit(keyspace.ExpTs, int64(c.ttl))
-		}
-		return nil
+	var n expiry.Counts
+	err = e.store.View(ctx, func(r storage.Reader) (err error) {
+		n, err = c.expiryIndex().Counts(r, now)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if oldest != 0 {
-		st.OldestUnpurgedAgeSeconds = now - oldest
+	st.Backlog = n.Backlog
+	st.Upcoming.Minute, st.Upcoming.Hour, st.Upcoming.Day, st.Upcoming.Week = n.Minute, n.Hour, n.Day, n.Week
+	if n.Oldest != 0 {
+		st.OldestUnpurgedAgeSeconds = now - n.Oldest
 	}
-	if next == 0 {
-		// Nothing within the week: look for the first deadline at all.
-		if at, ok, err := nextDeadline(e.store, c, fromStart); err == nil && ok && at > now {
-			next = at
-		}
-	}
-	if next != 0 {
-		s := time.Unix(next, 0).UTC().Format(time.RFC3339)
-		st.NextDeadline, st.NextDeadlineEpoch = &s, &next
+	if n.Next != 0 {
+		s := time.Unix(n.Next, 0).UTC().Format(time.RFC3339)
+		st.NextDeadline, st.NextDeadlineEpoch = &s, &n.Next
 	}
 	if lag, ok := e.purger.LastLag(c.rid); ok {
 		secs := lag.Seconds()
