@@ -9,7 +9,7 @@
 // the engine and none importing it: document (one item's JSON,
 // partition keys, header), keyspace (the storage layout), index
 // (secondary indexes and the query sources they serve), feed (change
-// log and change feed), patch, resource (the catalog resources'
+// log and change feed), expiry (reads of the expiry index), patch, resource (the catalog resources'
 // shapes), throughput (request units and offers' buckets) and dberr
 // (client errors). The TTL purger is internal/ttl/purger, driven through
 // the host in purger.go. docs/architecture.md is the map.
