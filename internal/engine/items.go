@@ -16,7 +16,6 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
-	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -258,11 +257,11 @@ type itemTx struct {
 	c  *container
 	st collState
 	// items reads c's items at the operation's one instant; now is that
-	// instant in epoch seconds, env the query environment at it (patch
-	// conditions).
+	// instant in epoch seconds, at the instant itself (for the query
+	// environment of patch conditions).
 	items itemReader
 	now   int64
-	env   query.Env
+	at    time.Time
 	// logged: the container keeps the all-versions-and-deletes log.
 	logged bool
 	// wrote are the versions written, for the purger's deadlines.
@@ -278,7 +277,7 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 // updateItemsAt is updateItems at instant at. The purger's batches run
 // at the purge instant, which is never ahead of a request's.
 func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, fn func(t *itemTx) error) error {
-	now, env := at.Unix(), e.env(at)
+	now := at.Unix()
 	logged := c.logRetention() > 0
 	var t *itemTx
 	err := e.store.Update(ctx, func(tx storage.Writer) error {
@@ -288,7 +287,7 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, 
 			return err
 		}
 		// fn may run again after a conflict: start from nothing.
-		t = &itemTx{w: w, c: c, st: st, items: itemReader{r: w, c: c, now: now}, now: now, env: env, logged: logged}
+		t = &itemTx{w: w, c: c, st: st, items: itemReader{r: w, c: c, now: now}, now: now, at: at, logged: logged}
 		if err := fn(t); err != nil {
 			return err
 		}

@@ -76,7 +76,7 @@ func (t *itemTx) patch(key []byte, pr patchRequest, ifMatch string) (written, er
 		return written{}, ErrPreconditionFailed
 	}
 	if pr.filter != nil {
-		ok, err := pr.filter.Match(old.doc, t.env)
+		ok, err := pr.filter.Match(old.doc, query.Env{Now: t.at})
 		if err != nil {
 			return written{}, queryError(err)
 		}
