@@ -1,10 +1,12 @@
 // Package document owns what the engine knows about one stored item
 // without a container around it: the top-level JSON walking that lets
 // Ebb store the client's bytes and append system properties without
-// re-encoding (json.go), partition-key definitions, values, their
-// order-preserving key encoding and the x-ms-documentdb-partitionkey
-// header (pk.go), the effective partition key hash the SDKs route by
-// (epk.go), and the header stored before each document (header.go: ItemHeader, DecodeItem).
+// re-encoding (json.go), building and validating whole objects
+// (object.go), partition-key definitions, values, their order-preserving
+// key encoding and the x-ms-documentdb-partitionkey header (pk.go), the
+// effective partition key hash the SDKs route by (epk.go), and the
+// header stored before each document (header.go: ItemHeader,
+// DecodeItem).
 //
 // # Invariants
 //

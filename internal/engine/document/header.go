@@ -32,7 +32,7 @@ func (h ItemHeader) Append(dst []byte) []byte {
 // DecodeItem splits a stored value into its header and document JSON.
 func DecodeItem(v []byte) (ItemHeader, []byte, error) {
 	if len(v) < HeaderLen || v[0] != headerVersion {
-		return ItemHeader{}, nil, fmt.Errorf("engine: corrupt item value (%d bytes)", len(v))
+		return ItemHeader{}, nil, fmt.Errorf("document: corrupt item value (%d bytes)", len(v))
 	}
 	return ItemHeader{
 		Ts:  int64(binary.BigEndian.Uint64(v[1:])),

@@ -203,7 +203,7 @@ func (s *Scan) scanLatest(r storage.Reader, start, end uint64) (uint64, error) {
 			err = storage.ErrNotFound // by construction every entry has its item version
 		}
 		if err != nil {
-			return 0, fmt.Errorf("engine: latest-version entry %d: %w", lsn, err)
+			return 0, fmt.Errorf("feed: latest-version entry %d: %w", lsn, err)
 		}
 		s.page.Loaded++
 		s.page.LoadedBytes += len(doc)
@@ -269,7 +269,7 @@ func logStart(r storage.Reader, rid [8]byte) (uint64, error) {
 	case err != nil:
 		return 0, err
 	case len(v) != 8:
-		return 0, errors.New("engine: corrupt change log trim mark")
+		return 0, errors.New("feed: corrupt change log trim mark")
 	}
 	return binary.BigEndian.Uint64(v), nil
 }

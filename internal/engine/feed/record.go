@@ -95,12 +95,12 @@ func (r Record) Encode(def document.PKDef) []byte {
 // decodeRecord splits a stored record into its header fields and JSON.
 func decodeRecord(v []byte) (crts int64, pkEnc, doc []byte, err error) {
 	if len(v) < 9 || v[0] != recordVersion {
-		return 0, nil, nil, fmt.Errorf("engine: corrupt change record (%d bytes)", len(v))
+		return 0, nil, nil, fmt.Errorf("feed: corrupt change record (%d bytes)", len(v))
 	}
 	crts = int64(binary.BigEndian.Uint64(v[1:]))
 	n, w := binary.Uvarint(v[9:])
 	if w <= 0 || uint64(len(v)-9-w) < n {
-		return 0, nil, nil, fmt.Errorf("engine: corrupt change record (%d bytes)", len(v))
+		return 0, nil, nil, fmt.Errorf("feed: corrupt change record (%d bytes)", len(v))
 	}
 	rest := v[9+w:]
 	return crts, rest[:n], rest[n:], nil
