@@ -11,6 +11,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 	"github.com/ebbdb/ebb/internal/server"
 )
 
@@ -409,7 +410,7 @@ func TestAllVersionsAndDeletes(t *testing.T) {
 	_, err = c.CreateItem(e.ctx, p, []byte(`{"id":"b","pk":"p","ttl":5}`), nil)
 	mustDo("create b", err)
 	e.clock.Advance(5 * time.Second)
-	waitFor(t, "purge of b", func() bool { return e.srv.Engine.StoredItems() == 0 })
+	clocktest.WaitUntil(t, "purge of b", func() bool { return e.srv.Engine.StoredItems() == 0 })
 	_, err = c.CreateItem(e.ctx, p, item("b", "p", "again", true), nil)
 	mustDo("re-create b", err)
 
@@ -533,7 +534,7 @@ func TestAllVersionsRetention(t *testing.T) {
 	}
 	feed := docsPath(c)
 	hdr := map[string]string{"A-IM": "Full-Fidelity Feed", "If-None-Match": head.etag}
-	waitFor(t, "the trim of the expired record", func() bool {
+	clocktest.WaitUntil(t, "the trim of the expired record", func() bool {
 		return rc.do(t, "GET", feed, hdr, nil).status == http.StatusBadRequest
 	})
 	res := rc.do(t, "GET", feed, hdr, nil)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 )
 
 // indexUse runs a query through the SDK, page by page, and returns the
@@ -256,7 +257,7 @@ func TestIndexedQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantBlob := want(func(i int) bool { return i%2 == 1 })
-	waitFor(t, "the index on /blob/k to be used", func() bool {
+	clocktest.WaitUntil(t, "the index on /blob/k to be used", func() bool {
 		ids, indexed := indexUse(t, e, c, "SELECT c.id FROM c WHERE c.blob.k = 1")
 		if !slices.Equal(ids, wantBlob) {
 			t.Fatalf("during the rebuild: %v", ids)

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 	"github.com/ebbdb/ebb/internal/server"
 	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
 )
@@ -46,7 +47,7 @@ func TestDatabaseOutage(t *testing.T) {
 	wantStatus(t, err, http.StatusServiceUnavailable, "write while the database is away")
 
 	proxy.SetMode(pgtest.Forward)
-	waitFor(t, "reads to succeed once the database is back", func() bool {
+	clocktest.WaitUntil(t, "reads to succeed once the database is back", func() bool {
 		_, err := direct.ReadItem(e.ctx, pk, "x", nil)
 		return err == nil
 	})

@@ -10,7 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
-	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 	"github.com/ebbdb/ebb/internal/server"
 )
 
@@ -84,7 +84,7 @@ func TestPurgeIsPhysical(t *testing.T) {
 		}
 	}
 	e.clock.Advance(5 * time.Second)
-	waitFor(t, "purge of 50 expired items", func() bool { return e.srv.Engine.StoredItems() == 0 })
+	clocktest.WaitUntil(t, "purge of 50 expired items", func() bool { return e.srv.Engine.StoredItems() == 0 })
 	r, err := c.Read(e.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -96,20 +96,6 @@ func TestPurgeIsPhysical(t *testing.T) {
 	}
 	if n := len(queryAll(t, e, c, "SELECT * FROM c", azcosmos.NewPartitionKey(), nil)); n != 0 {
 		t.Fatalf("%d purged items came back", n)
-	}
-}
-
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waited := clock.NewSystem()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if waited.Elapsed() > 10*time.Second {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
 	}
 }
 

@@ -6,6 +6,8 @@ package clocktest
 import (
 	"testing"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/clock"
 )
 
 // WaitUntil polls cond, which another goroutine makes true, every
@@ -13,11 +15,11 @@ import (
 // fixed time.
 func WaitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waited := clock.NewSystem()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		if waited.Elapsed() > 10*time.Second {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		<-tick.C

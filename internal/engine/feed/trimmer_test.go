@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -123,14 +124,10 @@ func TestTrimmerLoop(t *testing.T) {
 	defer tr.Stop()
 	waitFor := func(what string, want []uint64, mark uint64) {
 		t.Helper()
-		for range 2000 {
-			if left, m := logState(t, s); slices.Equal(left, want) && m == mark {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-		left, m := logState(t, s)
-		t.Fatalf("%s: log %v, mark %d; want %v, %d", what, left, m, want, mark)
+		clocktest.WaitUntil(t, what, func() bool {
+			left, m := logState(t, s)
+			return slices.Equal(left, want) && m == mark
+		})
 	}
 	waitFor("the first pass", []uint64{2, 3}, 2)
 	clk.Advance(10 * time.Second) // 950 falls out at 1010
