@@ -65,6 +65,11 @@ type offer struct {
 	resourceSelf string
 }
 
+// follow sets what c interprets of its resource body from spec.
+func (c *container) follow(spec resource.ContainerSpec) {
+	c.pk, c.ttl, c.indexingNone, c.index, c.retention = spec.PK, spec.TTL, spec.IndexingNone, spec.Index, spec.Retention
+}
+
 // label names a container in metrics and logs: "<db>/<container>".
 func (c *container) label() string { return c.dbID + "/" + c.id }
 
@@ -188,7 +193,8 @@ func decodeContainer(raw []byte) (*container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: corrupt container resource %s: %w", f.ID, err)
 	}
-	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID, pk: spec.PK, ttl: spec.TTL, indexingNone: spec.IndexingNone, index: spec.Index, retention: spec.Retention}
+	c := &container{id: f.ID, raw: raw, etag: f.Etag, ridStr: f.RID}
+	c.follow(spec)
 	copy(c.rid[:], rid)
 	copy(c.dbRID[:], rid[:4])
 	c.self = "dbs/" + resource.RIDString(c.dbRID[:]) + "/colls/" + c.ridStr + "/"

@@ -65,7 +65,8 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		if err != nil {
 			return err
 		}
-		c = &container{id: id, dbID: dbID, dbRID: db.rid, pk: spec.PK, ttl: spec.TTL, indexingNone: spec.IndexingNone, index: spec.Index, retention: spec.Retention}
+		c = &container{id: id, dbID: dbID, dbRID: db.rid}
+		c.follow(spec)
 		copy(c.rid[:4], db.rid[:])
 		c.rid[4], c.rid[5], c.rid[6], c.rid[7] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 		c.ridStr = resource.RIDString(c.rid[:])
@@ -169,8 +170,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	normMs, _ := document.ObjectMembers(norm)
 	now := e.now().Unix()
 	c := *old
-	c.pk, c.ttl, c.indexingNone, c.retention = spec.PK, spec.TTL, spec.IndexingNone, spec.Retention
-	c.index = spec.Index
+	c.follow(spec)
 	err = e.store.Update(ctx, func(w storage.Writer) error {
 		n, err := nextNumber(w)
 		if err != nil {

@@ -12,10 +12,11 @@ import (
 
 // The index builder: one goroutine that brings every container whose
 // index state is "building" to "ready" (see "Policy changes and
-// rebuilds" in package index, which owns each batch: index.BuildBatch). It wakes when a policy changes and once at
-// start (to resume a rebuild a restart interrupted), works through the
-// building containers batch by batch, and sleeps again; after a storage
-// error it retries a second later. On a shared store it also looks every
+// rebuilds" in package index, which owns each batch: index.BuildBatch).
+// It wakes when a policy changes and once at start (to resume a rebuild
+// a restart interrupted), works through the building containers batch by
+// batch, and sleeps again; after a storage error it retries a second
+// later. On a shared store it also looks every
 // poll period, so that a rebuild whose node died is finished by another
 // (two nodes building at once is harmless: batches are transactions on
 // the stored cursor, and setting an entry twice is a no-op).
