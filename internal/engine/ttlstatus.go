@@ -30,6 +30,9 @@ type TTLStatus struct {
 		Day    int `json:"day"`
 		Week   int `json:"week"`
 	} `json:"upcoming"`
+	// CountsCapped says Backlog and Upcoming stopped at a million items
+	// and are lower bounds; the status stays cheap however large they are.
+	CountsCapped bool `json:"countsCapped,omitempty"`
 	// PurgeLagSeconds is the largest lag (purge time minus expiry time)
 	// of this node's latest purge of the container; absent before one.
 	PurgeLagSeconds *float64 `json:"purgeLagSeconds,omitempty"`
@@ -71,7 +74,7 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	st.Backlog = n.Backlog
+	st.Backlog, st.CountsCapped = n.Backlog, n.Capped
 	st.Upcoming.Minute, st.Upcoming.Hour, st.Upcoming.Day, st.Upcoming.Week = n.Minute, n.Hour, n.Day, n.Week
 	if n.Oldest != 0 {
 		st.OldestUnpurgedAgeSeconds = now - n.Oldest

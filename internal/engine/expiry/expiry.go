@@ -54,7 +54,10 @@ type Due struct {
 // defaultShift is what turns an ExpTs entry's time (_ts) into an expiry
 // instant, and whether ExpTs entries expire at all.
 func (x Index) defaultShift() (int64, bool) {
-	return int64(x.Default), x.Default > 0
+	if x.Default > 0 {
+		return int64(x.Default), true
+	}
+	return 0, false
 }
 
 // NextDeadline is the earliest expiry of the items from cursor from on:
@@ -159,35 +162,56 @@ type Counts struct {
 	// Minute, Hour, Day and Week count the items expiring within that
 	// long after now; each window includes the shorter ones.
 	Minute, Hour, Day, Week int
+	// Capped: the counts stopped at a million entries and are lower
+	// bounds (Next and Oldest are exact).
+	Capped bool
 }
 
 // week is the longest window Counts looks ahead.
 const week = 7 * 24 * 3600
 
-// Counts returns the index's counts at now, scanning the entries up to a
-// week ahead.
+// Counts returns the index's counts at now. It reads the entries due up
+// to a week ahead, at most a million of them, so a request for it stays
+// bounded however large the backlog.
 func (x Index) Counts(r storage.Reader, now int64) (Counts, error) {
 	var c Counts
+	shift, defaults := x.defaultShift()
+	// Oldest and Next are seeks: the first entries of the keyspaces, and
+	// the first past each keyspace's entries due by now.
+	if at, ok, err := x.NextDeadline(r, Cursor{}); err != nil {
+		return Counts{}, err
+	} else if ok && at <= now {
+		c.Oldest = at
+	}
+	after := Cursor{
+		Own: keyspace.ExpiryBound(keyspace.ExpOwn, x.RID, now),
+		Ts:  keyspace.ExpiryBound(keyspace.ExpTs, x.RID, now-shift),
+	}
+	if at, ok, err := x.NextDeadline(r, after); err != nil {
+		return Counts{}, err
+	} else if ok {
+		c.Next = at
+	}
+	read := 0
 	// The expiry of each entry: ExpOwn entries carry it, ExpTs entries
 	// carry _ts, to which the current default is added.
 	visit := func(space byte, shift int64) error {
 		it := r.Scan(keyspace.CollPrefix(space, x.RID), keyspace.ExpiryBound(space, x.RID, now+week-shift), false)
 		defer it.Close()
 		for it.Next() {
+			if read == maxCount {
+				c.Capped = true
+				return nil
+			}
+			read++
 			e, err := keyspace.DecodeExpiry(it.Key(), 0)
 			if err != nil {
 				return err
 			}
 			at := e.Time + shift
-			switch {
-			case at <= now:
+			if at <= now {
 				c.Backlog++
-				if c.Oldest == 0 || at < c.Oldest {
-					c.Oldest = at
-				}
 				continue
-			case c.Next == 0 || at < c.Next:
-				c.Next = at
 			}
 			in := at - now
 			if in <= 60 {
@@ -206,22 +230,9 @@ func (x Index) Counts(r storage.Reader, now int64) (Counts, error) {
 	if err := visit(keyspace.ExpOwn, 0); err != nil {
 		return Counts{}, err
 	}
-	if shift, on := x.defaultShift(); on {
+	if defaults {
 		if err := visit(keyspace.ExpTs, shift); err != nil {
 			return Counts{}, err
-		}
-	}
-	if c.Next == 0 {
-		// Nothing within the week: seek the first deadline past it.
-		shift, _ := x.defaultShift()
-		after := Cursor{
-			Own: keyspace.ExpiryBound(keyspace.ExpOwn, x.RID, now+week),
-			Ts:  keyspace.ExpiryBound(keyspace.ExpTs, x.RID, now+week-shift),
-		}
-		if at, ok, err := x.NextDeadline(r, after); err != nil {
-			return Counts{}, err
-		} else if ok {
-			c.Next = at
 		}
 	}
 	return c, nil

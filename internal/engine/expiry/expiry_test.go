@@ -2,6 +2,7 @@ package expiry
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -133,6 +134,41 @@ func TestCounts(t *testing.T) {
 		c, err = x.Counts(r, 1000+80000)
 		if err != nil || c.Next != 1000+30*24*3600 || c.Week != 0 || c.Backlog != 4 {
 			t.Errorf("Counts with only a far deadline = %+v, %v", c, err)
+		}
+		return nil
+	})
+}
+
+// TestCountsCapped: past a million entries the counts stop, say so, and
+// still give the oldest and next deadlines exactly.
+func TestCountsCapped(t *testing.T) {
+	s := newIndex(t)
+	pk := document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil)
+	const n = maxCount + 10
+	for start := 0; start < n; start += 100_000 {
+		err := s.Update(context.Background(), func(w storage.Writer) error {
+			for i := start; i < min(n, start+100_000); i++ {
+				if err := w.Set(keyspace.ExpiryKey(keyspace.ExpOwn, rid, 500, pk, fmt.Sprint(i)), nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	newest := entry{"newest", false, 400} // _ts 400 + 10 = 410: older than all
+	if err := s.Update(context.Background(), func(w storage.Writer) error {
+		return w.Set(keyspace.ExpiryKey(keyspace.ExpTs, rid, newest.t, pk, newest.id), nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	x := Index{RID: rid, PKLen: 1, Default: 10}
+	view(t, s, func(r storage.Reader) error {
+		c, err := x.Counts(r, 1000)
+		if err != nil || !c.Capped || c.Backlog != maxCount || c.Oldest != 410 || c.Next != 0 {
+			t.Errorf("Counts over %d entries = %+v, %v; want capped at %d, oldest 410", n+1, c, err, maxCount)
 		}
 		return nil
 	})
