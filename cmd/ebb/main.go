@@ -57,7 +57,7 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.CheckOnShutdown, "check-on-exit", false, "when stopped, check that documents, expiry keys, index entries and feed agree, and exit with status 1 listing what does not (for tests)")
 	fs.BoolVar(&cfg.EnforceThroughput, "enforce-throughput", false, "answer requests beyond their offer's RU/s with 429 and x-ms-retry-after-ms")
 	fs.Float64Var(&cfg.PurgeFloor, "ttl-purge-floor", 0.05, "share of an offer's RU/s the TTL purger may always use, however busy the container")
-	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before expired items are purged by it")
+	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before Ebb's time (visibility, _ts, purge) follows it")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address instead of the API listener")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.VisitAll(func(f *flag.Flag) {

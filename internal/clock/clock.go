@@ -23,6 +23,8 @@ type Clock interface {
 	// measured on a monotonic reading that a wall-clock step cannot move.
 	// For the manual clock, advances count as elapsed time.
 	Elapsed() time.Duration
+	// Read returns Now and Elapsed taken at the same moment.
+	Read() (time.Time, time.Duration)
 	// After returns a channel that is closed once d has elapsed on this
 	// clock, and a function that releases the timer early.
 	After(d time.Duration) (<-chan struct{}, func())
@@ -45,6 +47,13 @@ func (s *System) Now() time.Time { return time.Now() }
 // Elapsed implements Clock; time.Since uses the monotonic reading.
 func (s *System) Elapsed() time.Duration { return time.Since(s.start) }
 
+// Read implements Clock with one reading of the system clock, which
+// carries both the wall and the monotonic time.
+func (s *System) Read() (time.Time, time.Duration) {
+	t := time.Now()
+	return t, t.Sub(s.start)
+}
+
 // After implements Clock.
 func (s *System) After(d time.Duration) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
@@ -58,10 +67,13 @@ func (s *System) At(elapsed time.Duration) (<-chan struct{}, func()) {
 }
 
 // Manual is a clock that moves only when Advance or Set is called. It is
-// safe for concurrent use.
+// safe for concurrent use. Its Elapsed reading wraps after some 292 years
+// of advances; readings are compared by their difference, which stays
+// right for any two less than that apart.
 type Manual struct {
 	mu sync.Mutex
-	// now and elapsed are guarded by mu. INVARIANT: elapsed never decreases.
+	// now and elapsed are guarded by mu. INVARIANT: elapsed never
+	// decreases (modulo its wrap).
 	now     time.Time
 	elapsed time.Duration
 	// waiters are guarded by mu, each fires when elapsed reaches its at.
@@ -92,6 +104,13 @@ func (m *Manual) Elapsed() time.Duration {
 	return m.elapsed
 }
 
+// Read implements Clock.
+func (m *Manual) Read() (time.Time, time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.now, m.elapsed
+}
+
 // After implements Clock. A timer for d <= 0 fires at once.
 func (m *Manual) After(d time.Duration) (<-chan struct{}, func()) {
 	m.mu.Lock()
@@ -109,7 +128,7 @@ func (m *Manual) At(elapsed time.Duration) (<-chan struct{}, func()) {
 // REQUIRES: m.mu held.
 func (m *Manual) atLocked(at time.Duration) (<-chan struct{}, func()) {
 	w := &waiter{at: at, ch: make(chan struct{})}
-	if at <= m.elapsed {
+	if at-m.elapsed <= 0 {
 		close(w.ch)
 		return w.ch, func() {}
 	}
@@ -159,7 +178,7 @@ func (m *Manual) StepWall(d time.Duration) {
 // REQUIRES: m.mu held.
 func (m *Manual) fireLocked() {
 	for w := range m.waiters {
-		if w.at <= m.elapsed {
+		if w.at-m.elapsed <= 0 {
 			close(w.ch)
 			delete(m.waiters, w)
 		}

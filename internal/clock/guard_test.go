@@ -1,58 +1,108 @@
 package clock
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/datadriven"
 )
 
-func TestTimeGuardBackwardStep(t *testing.T) {
-	m := NewManual(time.Unix(1000, 0))
-	g := NewTimeGuard(m, 10*time.Minute, 0)
-	if got := g.Now().Unix(); got != 1000 {
-		t.Fatalf("now = %d, want 1000", got)
+// t0 is where every scenario's manual clock starts; instants print as
+// offsets from it.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// TestTimeGuard runs testdata/guard: wall-clock faults injected through a
+// manual clock, and the trusted instant (now), the timer target (wake)
+// and the start-up decision (new) they produce.
+//
+//	new [grace=<duration>] [floor=<offset>]  a guard on a fresh clock at t0
+//	advance <duration>                       time passes (wall and monotonic)
+//	step <±duration>                         the wall clock alone steps (a fault)
+//	set <offset>                             the manual clock's Set (--clock-control)
+//	now                                      the trusted instant, and the wall reading
+//	wake <offset>                            the monotonic reading by which now reaches it
+func TestTimeGuard(t *testing.T) {
+	datadriven.RunTest(t, "testdata/guard", func(t *testing.T, d *datadriven.TestData) string {
+		return runGuard(t, d)
+	})
+}
+
+var (
+	guardClock *Manual
+	guard      *TimeGuard
+)
+
+func runGuard(t *testing.T, d *datadriven.TestData) string {
+	arg := func() time.Duration {
+		v, err := time.ParseDuration(d.CmdArgs[0].Key)
+		if err != nil {
+			d.Fatalf(t, "%v", err)
+		}
+		return v
 	}
-	m.StepWall(-time.Hour)
-	if got := g.Now().Unix(); got != 1000 {
-		t.Fatalf("after a backward step now = %d, want the high-water 1000", got)
+	switch d.Cmd {
+	case "new":
+		grace, floor := 10*time.Minute, time.Duration(0)
+		for _, a := range d.CmdArgs {
+			v, err := time.ParseDuration(a.Vals[0])
+			if err != nil {
+				d.Fatalf(t, "%v", err)
+			}
+			switch a.Key {
+			case "grace":
+				grace = v
+			case "floor":
+				floor = v
+			}
+		}
+		guardClock = NewManual(t0)
+		var r Resume
+		guard, r = NewTimeGuard(guardClock, grace, t0.Add(floor))
+		return fmt.Sprintf("ahead %s held %t\n", r.Ahead, r.Held)
+	case "advance":
+		guardClock.Advance(arg())
+	case "step":
+		guardClock.StepWall(arg())
+	case "set":
+		guardClock.Set(t0.Add(arg()))
+	case "now":
+		return fmt.Sprintf("now %s wall %s\n", guard.Now().Sub(t0), guardClock.Now().Sub(t0))
+	case "wake":
+		return fmt.Sprintf("elapsed %s of %s\n", guard.WakeAt(t0.Add(arg())), guardClock.Elapsed())
+	default:
+		d.Fatalf(t, "unknown command %q", d.Cmd)
 	}
-	if got := g.PurgeNow().Unix(); got != 1000-3600 {
-		t.Fatalf("purgeNow after a backward step = %d, want the wall %d", got, 1000-3600)
+	return ""
+}
+
+// TestTimeGuardNeverBackwards drives a guard through random faults and
+// checks the one invariant every scenario relies on.
+func TestTimeGuardNeverBackwards(t *testing.T) {
+	m := NewManual(t0)
+	g, _ := NewTimeGuard(m, time.Minute, t0)
+	prev := g.Now()
+	steps := []time.Duration{-time.Hour, -3 * time.Second, 500 * time.Millisecond, 2 * time.Second, time.Hour, 24 * time.Hour}
+	for i := range 10000 {
+		switch i % 3 {
+		case 0:
+			m.StepWall(steps[(i*7)%len(steps)])
+		case 1:
+			m.Advance(time.Duration(i%17) * time.Second)
+		}
+		now := g.Now()
+		if now.Before(prev) {
+			t.Fatalf("step %d: now %s went back from %s", i, now.Sub(t0), prev.Sub(t0))
+		}
+		prev = now
 	}
 }
 
-func TestTimeGuardForwardJumpCorrected(t *testing.T) {
-	m := NewManual(time.Unix(1000, 0))
-	g := NewTimeGuard(m, 10*time.Minute, 0)
-	m.StepWall(time.Hour) // a bad jump
-	if got := g.PurgeNow().Unix(); got != 1000 {
-		t.Fatalf("purgeNow during a forward jump = %d, want the monotonic 1000", got)
-	}
-	m.Advance(5 * time.Minute)
-	if got := g.PurgeNow().Unix(); got != 1300 {
-		t.Fatalf("purgeNow 5 min into the jump = %d, want 1300", got)
-	}
-	m.StepWall(-time.Hour) // corrected within the grace
-	if got := g.PurgeNow().Unix(); got != 1300 {
-		t.Fatalf("purgeNow after the correction = %d, want 1300", got)
-	}
-}
-
-func TestTimeGuardForwardJumpAccepted(t *testing.T) {
-	m := NewManual(time.Unix(1000, 0))
-	g := NewTimeGuard(m, 10*time.Minute, 0)
-	m.StepWall(time.Hour) // a real correction
-	g.PurgeNow()
-	m.Advance(10 * time.Minute)
-	if got := g.PurgeNow().Unix(); got != 1000+3600+600 {
-		t.Fatalf("purgeNow after the grace = %d, want the wall %d", got, 1000+3600+600)
-	}
-}
-
-func TestTimeGuardAdvanceCountsForBoth(t *testing.T) {
-	m := NewManual(time.Unix(1000, 0))
-	g := NewTimeGuard(m, 10*time.Minute, 0)
-	m.Advance(48 * time.Hour)
-	if got, want := g.PurgeNow().Unix(), int64(1000+48*3600); got != want {
-		t.Fatalf("purgeNow after Advance = %d, want %d", got, want)
-	}
+func BenchmarkTimeGuardNow(b *testing.B) {
+	g, _ := NewTimeGuard(NewSystem(), 10*time.Minute, time.Time{})
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			g.Now()
+		}
+	})
 }

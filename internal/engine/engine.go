@@ -25,10 +25,14 @@
 // clock.TimeGuard) and uses it for everything time decides: which items are visible (through
 // the itemReader, the one place the TTL predicate is applied), the _ts it
 // writes, and the query environment (GetCurrentTimestamp(),
-// GetCurrentDateTime(), patch conditions). The instant never goes behind
-// one already served, so a backward wall-clock step cannot make an
-// expired item visible again, and a container's _ts never goes
-// backwards: a write gets max(now, the container's last _ts).
+// GetCurrentDateTime(), patch conditions), and the purger purges on the
+// same instant. The guard believes a forward wall-clock jump only once it
+// has lasted the grace (advancing with the monotonic clock meanwhile) and
+// never goes behind an instant already served, so a clock fault
+// corrected within the grace changes nothing a client sees: no item
+// hidden early or shown again, no _ts in the future or going backwards.
+// At start the latest stored _ts is its floor, within the rules of
+// clockstart.go.
 package engine
 
 import (
@@ -97,8 +101,13 @@ type Options struct {
 	// Metrics receives the engine's metrics; a private registry if nil.
 	Metrics *metrics.Registry
 	// ClockGrace is how long the wall clock may stay ahead of the
-	// monotonic clock before purging follows it (default 10 minutes).
+	// monotonic clock before the engine's instant follows it (default 10
+	// minutes).
 	ClockGrace time.Duration
+	// ClockControl says Clock is the user's manual clock (--clock-control):
+	// the _ts it writes may lie ahead of the real clock, so they must not
+	// hold the real clock back when the data is opened without it.
+	ClockControl bool
 	// PurgeFloor is the fraction of an offer the purger may always spend
 	// (default 0.05).
 	PurgeFloor float64
@@ -148,11 +157,9 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 		return nil, err
 	}
 	e.cat = cat
-	lastTs, err := latestTs(ctx, store)
-	if err != nil {
+	if e.guard, err = startGuard(ctx, store, opts, e.log); err != nil {
 		return nil, err
 	}
-	e.guard = clock.NewTimeGuard(opts.Clock, opts.ClockGrace, lastTs)
 	if err := e.ensureIndexStates(ctx); err != nil {
 		return nil, err
 	}
@@ -186,30 +193,14 @@ func (e *Engine) Close() error {
 // Clock returns the engine's clock.
 func (e *Engine) Clock() clock.Clock { return e.clock }
 
-// now is the operation's one instant: the wall clock, never behind an
-// instant already served (see clock.TimeGuard). An operation calls it once.
+// now is the operation's one instant: the trusted instant of the time
+// guard, which a wall-clock fault within the grace does not move and which
+// never goes backwards (see clock.TimeGuard). An operation calls it once.
 func (e *Engine) now() time.Time { return e.guard.Now() }
 
 // env is the query environment of an operation at instant at.
 func (e *Engine) env(at time.Time) query.Env {
 	return query.Env{Now: at, Elapsed: e.clock.Elapsed}
-}
-
-// latestTs is the latest _ts any container has written: where the
-// visibility high-water mark starts after a restart.
-func latestTs(ctx context.Context, store storage.Store) (int64, error) {
-	var latest int64
-	err := store.View(ctx, func(r storage.Reader) error {
-		it := r.Scan([]byte{keyspace.CollMeta}, []byte{keyspace.CollMeta + 1}, false)
-		defer it.Close()
-		for it.Next() {
-			if v := it.Value(); len(v) == 24 {
-				latest = max(latest, int64(binary.BigEndian.Uint64(v[8:])))
-			}
-		}
-		return it.Err()
-	})
-	return latest, err
 }
 
 // catalogSnapshot returns the current catalog. REQUIRES: the caller does

@@ -47,7 +47,10 @@ const (
 
 // collState is a container's write state, read and written by every
 // item write in the same transaction. INVARIANT: lsn and lastTs never
-// decrease; seq numbers each new item's _rid.
+// decrease; seq numbers each new item's _rid. lastTs is the latest _ts
+// written, the time guard's floor after a restart; a write's _ts is its
+// operation's instant, which is at least lastTs unless the guard resumed
+// on a clock behind a stored future (see clock.NewTimeGuard).
 type collState struct {
 	lsn    uint64
 	lastTs int64
@@ -371,7 +374,7 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	}
 	st.lsn++
 	st.lastTs = max(st.lastTs, t.now)
-	h := document.ItemHeader{Ts: st.lastTs, TTL: p.ttl, LSN: st.lsn}
+	h := document.ItemHeader{Ts: t.now, TTL: p.ttl, LSN: st.lsn}
 	if exists {
 		h.Seq = old.h.Seq // replaced in place: _rid is stable
 		if k := itemExpiryKey(c, old.h, p.pkEnc, p.id); k != nil {
@@ -499,7 +502,7 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 		return nil
 	}
 	rec := feed.Record{
-		Op: feed.OpDelete, LSN: st.lsn, Crts: st.lastTs, PreviousLSN: v.h.LSN, Previous: v.doc,
+		Op: feed.OpDelete, LSN: st.lsn, Crts: now, PreviousLSN: v.h.LSN, Previous: v.doc,
 		Expired: expired, ID: v.id, PKEnc: v.pkEnc,
 	}
 	return w.Set(keyspace.LogKey(c.rid, st.lsn), rec.Encode(c.pk))

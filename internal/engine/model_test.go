@@ -266,7 +266,7 @@ func rowKeys(t *testing.T, rows [][]byte) []string {
 func dumpState(e *Engine) string {
 	out := ""
 	c, _ := e.catalogSnapshot().container("db", "c")
-	out += fmt.Sprintf("def=%d now=%d purgeNow=%d\n", c.ttl, e.guard.Now().Unix(), e.guard.PurgeNow().Unix())
+	out += fmt.Sprintf("def=%d now=%d\n", c.ttl, e.guard.Now().Unix())
 	out += e.purger.State().String()
 	e.store.View(context.Background(), func(r storage.Reader) error {
 		for _, sp := range []byte{keyspace.Doc, keyspace.ExpOwn, keyspace.ExpTs} {

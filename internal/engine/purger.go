@@ -24,7 +24,8 @@ func newPurger(e *Engine) *purger.Purger {
 	return purger.New(purgeHost{e}, purger.Config{
 		Clock:     e.clock,
 		Real:      e.real,
-		PurgeNow:  e.guard.PurgeNowAt,
+		Now:       e.guard.Now,
+		WakeAt:    e.guard.WakeAt,
 		ItemUnits: purgeItemEstimate,
 		Metrics:   e.metrics,
 		Log:       e.log,
@@ -75,10 +76,6 @@ func (h purgeHost) Label(id purger.ContainerID) string {
 	}
 	return ""
 }
-
-// BeginPass observes the wall clock for the visibility high-water mark,
-// which every write's _ts is at least.
-func (h purgeHost) BeginPass() { h.e.guard.Now() }
 
 func (h purgeHost) NextDeadline(id purger.ContainerID, from purger.Cursor) (int64, bool, error) {
 	c := h.expiring(id)

@@ -29,8 +29,9 @@ func (g *Gateway) setClock(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case in.AdvanceSeconds != nil:
-		if *in.AdvanceSeconds < 0 || *in.AdvanceSeconds > 1e12 {
-			return &engine.Error{Kind: engine.KindBadRequest, Message: "advanceSeconds must be between 0 and 1e12; the clock only moves forward by advancing (use \"set\" to step it)."}
+		// A time.Duration holds some 292 years; 9e9 seconds is 285.
+		if !(*in.AdvanceSeconds >= 0 && *in.AdvanceSeconds <= 9e9) {
+			return &engine.Error{Kind: engine.KindBadRequest, Message: "advanceSeconds must be between 0 and 9e9 (about 285 years); the clock only moves forward by advancing (use \"set\" to step it)."}
 		}
 		m.Advance(time.Duration(*in.AdvanceSeconds * float64(time.Second)))
 	default:

@@ -61,7 +61,7 @@ type Config struct {
 	// PurgeFloor is the share of an offer the TTL purger may always use.
 	PurgeFloor float64
 	// ClockGrace is how long a forward wall-clock jump is distrusted
-	// before purging follows it.
+	// before Ebb's time follows it.
 	ClockGrace time.Duration
 	// MetricsListen serves /metrics on another address instead of the
 	// API listener.
@@ -150,7 +150,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.Engine, err = engine.Open(ctx, store, engine.Options{
 		Clock: engineClock, RealClock: wall, Logger: cfg.Logger, Metrics: s.Metrics,
 		DisablePurger: cfg.DisablePurger, EnforceThroughput: cfg.EnforceThroughput,
-		PurgeFloor: cfg.PurgeFloor, ClockGrace: cfg.ClockGrace, OnPurge: cfg.OnPurge,
+		PurgeFloor: cfg.PurgeFloor, ClockGrace: cfg.ClockGrace, ClockControl: cfg.ClockControl, OnPurge: cfg.OnPurge,
 		Shared: shared, NodeID: cfg.NodeID, LeaseTime: cfg.LeaseTime,
 	})
 	if err != nil {

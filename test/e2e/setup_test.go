@@ -64,10 +64,14 @@ func startWith(t testing.TB, cfg server.Config) *env {
 		url, _ := schemas.LoadOrStore(key, pgtest.FreshSchema(t))
 		cfg.Store, cfg.Memory, cfg.DataDir = url.(string), false, ""
 	}
-	m := clock.NewManual(epoch)
+	// A manual clock under --clock-control unless the test brings a
+	// clock of its own (then e.clock is that clock if it is manual).
+	m, _ := cfg.Clock.(*clock.Manual)
+	if cfg.Clock == nil {
+		m = clock.NewManual(epoch)
+		cfg.Clock, cfg.ClockControl = m, true
+	}
 	cfg.Listen = "127.0.0.1:0"
-	cfg.Clock = m
-	cfg.ClockControl = true
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := server.Start(context.Background(), cfg)
 	if err != nil {

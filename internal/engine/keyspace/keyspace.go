@@ -22,6 +22,7 @@ import (
 //	CollMeta  0x05 <coll-rid:8>                          container write state (collState)
 //	Lease     0x06 <coll-rid:8>                          purge lease on a shared store: expiry + node id
 //	IdxState  0x07 <coll-rid:8>                          index state: policy, building/ready, rebuild cursor
+//	ClockMark 0x08                                       latest _ts written under a manual clock (int64; MaxInt64 while one runs)
 //	Doc       0x10 <coll-rid:8> <pk> <id>                ItemHeader + document JSON
 //	ExpOwn    0x11 <coll-rid:8> <expireAt:int64> <pk> <id>  items with their own ttl > 0
 //	ExpTs     0x12 <coll-rid:8> <_ts:int64> <pk> <id>       items without a ttl
@@ -57,13 +58,17 @@ const (
 	CollMeta = 0x05
 	Lease    = 0x06
 	IdxState = 0x07
-	Doc      = 0x10
-	ExpOwn   = 0x11
-	ExpTs    = 0x12
-	Latest   = 0x13
-	Log      = 0x14
-	LogTrim  = 0x15
-	Index    = 0x16
+	// ClockMark records that data was written under a manual clock
+	// (--clock-control), whose _ts may lie ahead of the real clock and so
+	// must not hold a real clock back after a restart.
+	ClockMark = 0x08
+	Doc       = 0x10
+	ExpOwn    = 0x11
+	ExpTs     = 0x12
+	Latest    = 0x13
+	Log       = 0x14
+	LogTrim   = 0x15
+	Index     = 0x16
 )
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed

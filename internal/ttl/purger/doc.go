@@ -37,17 +37,16 @@
 //
 // # Clock
 //
-// Purging is irreversible, so it runs only on the purge instant
-// (Config.PurgeNow, the engine's time guard): the wall clock, except that
-// a forward wall-clock jump is not followed until the monotonic clock
-// agrees or the jump outlasts a grace period, when it is taken as a real
-// correction. A jump and its correction within the grace therefore purge
-// nothing that should still exist. The loop's timer is set on the engine
-// clock with an absolute target (clock.At) on the same monotonic axis as
-// the purge instant, so time that passes while it sets the timer is not
-// lost and a manual clock's Advance fires it at once. Before each pass
-// the host is told (Host.BeginPass) so that no later write gets a _ts
-// behind the instant the pass purges up to.
+// The purge instant (Config.Now) is the engine's trusted instant
+// (clock.TimeGuard), the same one every read's visibility and every
+// write's _ts use: a forward wall-clock jump is not followed until it
+// outlasts a grace period, so a jump and its correction within the grace
+// purge nothing that should still exist, and the instant never goes
+// backwards, so no write after a pass gets a _ts behind what the pass
+// purged up to. The loop's timer is set on the engine clock with an
+// absolute target (clock.At, Config.WakeAt) on the monotonic axis, so
+// time that passes while it sets the timer is not lost and a manual
+// clock's Advance fires it at once.
 //
 // # Throttle
 //

@@ -36,11 +36,6 @@ type Host interface {
 	// NextDeadline is the earliest expiry (epoch seconds) of c's unpurged
 	// items from cursor from on; ok is false when none of them expires.
 	NextDeadline(c ContainerID, from Cursor) (at int64, ok bool, err error)
-	// BeginPass is called before each purge pass reads the purge instant.
-	// From then on the host gives no write a _ts earlier than the wall
-	// clock now, so nothing written after the pass can expire behind the
-	// instant it purges up to: the cursors rely on that.
-	BeginPass()
 	// HoldLease takes or renews this node's purge lease on c. When another
 	// node holds it, ok is false and wait is how long until that lease
 	// ends.
@@ -92,9 +87,14 @@ type Config struct {
 	// Real is the real clock, on which throttled and leased containers
 	// wait, since throughput and leases are real time.
 	Real clock.Clock
-	// PurgeNow returns the purge instant (see the package doc) and the
-	// reading of Clock.Elapsed it was taken at.
-	PurgeNow func() (time.Time, time.Duration)
+	// Now returns the purge instant: the engine's trusted instant (see
+	// the package doc), which never goes backwards and which no later
+	// write's _ts is behind, so nothing written after a pass can expire
+	// behind the instant it purged up to: the cursors rely on that.
+	Now func() time.Time
+	// WakeAt is the reading of Clock.Elapsed by which Now may have
+	// reached t; the loop's timer waits for it (clock.TimeGuard.WakeAt).
+	WakeAt func(t time.Time) time.Duration
 	// ItemUnits is what purging one small item costs, to size a batch to
 	// the budget before its items are read. REQUIRES: > 0.
 	ItemUnits float64

@@ -89,6 +89,12 @@ func (h *fakeHost) batchCalls() []batchCall {
 // recordLocked counts a call. REQUIRES: h.mu held.
 func (h *fakeHost) recordLocked(call string) { h.calls[call]++ }
 
+func (h *fakeHost) record(call string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recordLocked(call)
+}
+
 func (h *fakeHost) Containers() []ContainerID {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -128,12 +134,6 @@ func (h *fakeHost) NextDeadline(c ContainerID, from Cursor) (int64, bool, error)
 		return 0, false, nil
 	}
 	return fc.expiries[0], true, nil
-}
-
-func (h *fakeHost) BeginPass() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.recordLocked("BeginPass")
 }
 
 func (h *fakeHost) HoldLease(c ContainerID) (bool, time.Duration, error) {
@@ -228,8 +228,7 @@ func (b *fakeBudget) refill(units float64) {
 var start = time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
 
 // rig is a purger over a fake host on manual clocks. Its purge instant
-// is the engine clock's wall reading unless purgeNow is replaced before
-// the purger starts.
+// is the engine's: a time guard over the manual engine clock.
 type rig struct {
 	h         *fakeHost
 	clk, real *clock.Manual
@@ -239,15 +238,18 @@ type rig struct {
 	lagsMu    sync.Mutex
 }
 
-func newRig(t *testing.T, purgeNow func(clk *clock.Manual) (time.Time, time.Duration)) *rig {
+func newRig(t *testing.T) *rig {
 	t.Helper()
 	r := &rig{h: newFakeHost(), clk: clock.NewManual(start), real: clock.NewManual(start), m: metrics.New()}
-	if purgeNow == nil {
-		purgeNow = func(clk *clock.Manual) (time.Time, time.Duration) { return clk.Now(), clk.Elapsed() }
-	}
+	g, _ := clock.NewTimeGuard(r.clk, 10*time.Minute, time.Time{})
 	r.p = New(r.h, Config{
 		Clock: r.clk, Real: r.real, ItemUnits: 1, Metrics: r.m,
-		PurgeNow: func() (time.Time, time.Duration) { return purgeNow(r.clk) },
+		// Each pass reads the purge instant: the tests count passes so.
+		Now: func() time.Time {
+			r.h.record("Now")
+			return g.Now()
+		},
+		WakeAt: g.WakeAt,
 		OnPurge: func(lag time.Duration) {
 			r.lagsMu.Lock()
 			r.lags = append(r.lags, lag)

@@ -5,9 +5,7 @@ import "time"
 // purgeDue purges every container whose deadline has come by the purge
 // instant.
 func (p *Purger) purgeDue() {
-	p.host.BeginPass()
-	t, _ := p.cfg.PurgeNow()
-	now := t.Unix()
+	now := p.cfg.Now().Unix()
 	var due []deadline
 	p.mu.Lock()
 	for {
@@ -88,7 +86,7 @@ func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (
 // record counts a batch's purged items and their lags.
 func (p *Purger) record(c ContainerID, label string, r PurgeResult) {
 	m := p.cfg.Metrics
-	purgedAt := p.cfg.Clock.Now()
+	purgedAt := p.cfg.Now()
 	lag := m.TTLPurgeLag.WithLabelValues(label)
 	var worst time.Duration
 	for _, at := range r.Expiries {

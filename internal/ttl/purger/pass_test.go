@@ -12,7 +12,7 @@ import (
 // TestCursorsCarry: each batch starts where the previous one ended, a
 // later pass where the last one ended; Replan and Forget start over.
 func TestCursorsCarry(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	storm := make([]int64, 600)
 	for i := range storm {
@@ -63,7 +63,7 @@ func TestCursorsCarry(t *testing.T) {
 // TestPurgeFigures: each purged item's lag goes to the histogram and
 // OnPurge, the largest to LastLag; the totals and gauges follow.
 func TestPurgeFigures(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	r.h.add(a, s0+1, s0+2)
 	r.startAndSettle(t, 1)

@@ -167,11 +167,10 @@ func (p *Purger) loop() {
 		var timer, retryTimer <-chan struct{}
 		cancel, cancelRetry := func() {}, func() {}
 		if ok {
-			// Wait on the purge instant's axis, which a forward wall-clock
-			// jump does not move, with an absolute target so that time
-			// passing meanwhile is not lost.
-			now, el := p.cfg.PurgeNow()
-			timer, cancel = p.cfg.Clock.At(el + time.Unix(next.at, 0).Sub(now))
+			// An absolute target on the clock's monotonic axis, which a
+			// wall-clock fault does not move, so that time passing
+			// meanwhile is not lost.
+			timer, cancel = p.cfg.Clock.At(p.cfg.WakeAt(time.Unix(next.at, 0)))
 		}
 		if throttled {
 			retryTimer, cancelRetry = p.cfg.Real.At(retry)

@@ -3,8 +3,6 @@ package purger
 import (
 	"testing"
 	"time"
-
-	"github.com/ebbdb/ebb/internal/clock"
 )
 
 var s0 = start.Unix()
@@ -12,14 +10,14 @@ var s0 = start.Unix()
 // TestSleepsUntilEarliestDeadline: the loop wakes once per deadline, at
 // the deadline, and purges what is due then.
 func TestSleepsUntilEarliestDeadline(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	r.h.add(a, s0+5, s0+10)
 	r.startAndSettle(t, 1)
 
 	r.clk.Advance(4 * time.Second)
 	r.p.ReplanAll() // a pass at +4 purges nothing
-	waitUntil(t, "a pass at +4", func() bool { return r.h.count("BeginPass") >= 1 })
+	waitUntil(t, "a pass at +4", func() bool { return r.h.count("Now") >= 1 })
 	if n := r.h.stored(a); n != 2 {
 		t.Fatalf("%d items left at +4, want 2", n)
 	}
@@ -41,7 +39,7 @@ func TestSleepsUntilEarliestDeadline(t *testing.T) {
 // TestIdleCostsNothing: with nothing due, time passing costs no wake-up
 // and no call to the host beyond the first plan.
 func TestIdleCostsNothing(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	r.h.add(a, s0+24*3600)
 	r.startAndSettle(t, 1)
@@ -53,7 +51,7 @@ func TestIdleCostsNothing(t *testing.T) {
 	if w := r.wakeups(); w != 0 {
 		t.Fatalf("%v wake-ups while nothing was due, want 0", w)
 	}
-	for call, want := range map[string]int{"NextDeadline": 1, "BeginPass": 0, "HoldLease": 0, "PurgeBatch": 0, "CountDue": 0} {
+	for call, want := range map[string]int{"NextDeadline": 1, "Now": 0, "HoldLease": 0, "PurgeBatch": 0, "CountDue": 0} {
 		if got := r.h.count(call); got != want {
 			t.Errorf("%s called %d times, want %d", call, got, want)
 		}
@@ -63,7 +61,7 @@ func TestIdleCostsNothing(t *testing.T) {
 // TestNoteBringsDeadlineForward: a write expiring before the planned
 // deadline wakes the loop for it; a later one changes nothing.
 func TestNoteBringsDeadlineForward(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	r.h.add(a, s0+1000)
 	r.startAndSettle(t, 1)
@@ -84,7 +82,7 @@ func TestNoteBringsDeadlineForward(t *testing.T) {
 // TestNoteDuringPlanWins: a deadline noted while plan reads the host is
 // kept, though the read (taken before the write) shows a later one.
 func TestNoteDuringPlanWins(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	r.h.add(a, s0+100)
 	noted := false
@@ -101,18 +99,17 @@ func TestNoteDuringPlanWins(t *testing.T) {
 }
 
 // TestPurgesOnlyOnThePurgeInstant: a forward wall-clock jump moves
-// nothing until the purge instant (here the monotonic clock) gets there.
+// nothing until the purge instant (the time guard, on the monotonic
+// clock during the jump) gets there.
 func TestPurgesOnlyOnThePurgeInstant(t *testing.T) {
-	r := newRig(t, func(clk *clock.Manual) (time.Time, time.Duration) {
-		return start.Add(clk.Elapsed()), clk.Elapsed()
-	})
+	r := newRig(t)
 	a := ContainerID{1}
 	r.h.add(a, s0+10)
 	r.startAndSettle(t, 1)
 
 	r.clk.StepWall(time.Hour)
 	r.p.ReplanAll() // wakes the loop for a pass
-	waitUntil(t, "a pass after the jump", func() bool { return r.h.count("BeginPass") == 1 })
+	waitUntil(t, "a pass after the jump", func() bool { return r.h.count("Now") == 1 })
 	r.clk.Advance(10 * time.Second)
 	waitUntil(t, "the purge at +10 monotonic", func() bool { return r.h.stored(a) == 0 })
 	if calls := r.h.batchCalls(); len(calls) != 1 || calls[0].now != s0+10 {
@@ -123,14 +120,14 @@ func TestPurgesOnlyOnThePurgeInstant(t *testing.T) {
 // TestTTLOffIsNotPurged: a container whose TTL went off is skipped when
 // its deadline comes, and forgotten when it is planned.
 func TestTTLOffIsNotPurged(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	r.h.add(a, s0+5)
 	r.startAndSettle(t, 1)
 
 	r.h.update(a, func(fc *fakeContainer) { fc.on = false })
 	r.clk.Advance(5 * time.Second)
-	waitUntil(t, "the pass at +5", func() bool { return r.h.count("BeginPass") == 1 })
+	waitUntil(t, "the pass at +5", func() bool { return r.h.count("Now") == 1 })
 	r.p.Replan(a)
 	waitUntil(t, "the plan that forgets it", func() bool {
 		s := r.p.State()

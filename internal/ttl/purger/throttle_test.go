@@ -22,7 +22,7 @@ func (r *rig) throttledFor(t *testing.T, c ContainerID) time.Duration {
 // allows, then waits for the real clock, not the engine's, and reports
 // the wait and the backlog meanwhile.
 func TestThrottledWaitsOnRealClock(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	fc := r.h.add(a, s0+1, s0+1, s0+1, s0+1, s0+1)
 	b := &fakeBudget{units: 2, wait: 2 * time.Second}
@@ -54,7 +54,7 @@ func TestThrottledWaitsOnRealClock(t *testing.T) {
 // TestLeaseHeldElsewhere: while another node holds the lease the
 // container waits, without reading its items, until the lease ends.
 func TestLeaseHeldElsewhere(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	fc := r.h.add(a, s0+1)
 	fc.leaseWait = 3 * time.Second
@@ -75,7 +75,7 @@ func TestLeaseHeldElsewhere(t *testing.T) {
 // TestFailedBatchRetries: a failing batch is tried again a second later
 // on the real clock, never in a spin.
 func TestFailedBatchRetries(t *testing.T) {
-	r := newRig(t, nil)
+	r := newRig(t)
 	a := ContainerID{1}
 	fc := r.h.add(a, s0+1)
 	fc.batchErr = errors.New("store down")
