@@ -34,6 +34,7 @@ type fakeContainer struct {
 	budget    *fakeBudget
 	leaseWait time.Duration // > 0: another node holds the lease
 	batchErr  error
+	planErr   error // NextDeadline fails with it
 }
 
 // batchCall is one PurgeBatch call as the purger made it.
@@ -130,6 +131,9 @@ func (h *fakeHost) NextDeadline(c ContainerID, from Cursor) (int64, bool, error)
 	defer h.mu.Unlock()
 	h.recordLocked("NextDeadline")
 	fc := h.containers[c]
+	if fc.planErr != nil {
+		return 0, false, fc.planErr
+	}
 	if len(fc.expiries) == 0 {
 		return 0, false, nil
 	}

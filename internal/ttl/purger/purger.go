@@ -203,6 +203,10 @@ func (p *Purger) planDirty() {
 	}
 }
 
+// planRetry is how long a container whose deadline could not be read
+// waits (on the real clock) to be planned again.
+const planRetry = time.Second
+
 // plan sets c's deadline from the host (two seeks, only when a container
 // changes or a purge pass ends), or forgets c if its TTL is off.
 func (p *Purger) plan(c ContainerID) {
@@ -215,7 +219,12 @@ func (p *Purger) plan(c ContainerID) {
 	p.mu.Unlock()
 	at, ok, err := p.host.NextDeadline(c, p.cursor(c))
 	if err != nil {
+		// c may have no deadline in the heap now (a pass just took it
+		// off): try again shortly rather than forget it until a write.
 		p.cfg.Log.Error("ttl: read next deadline", "container", p.host.Label(c), "err", err)
+		p.mu.Lock()
+		p.throttled[c] = throttled{retry: p.cfg.Real.Elapsed() + planRetry, replan: true}
+		p.mu.Unlock()
 		return
 	}
 	p.mu.Lock()

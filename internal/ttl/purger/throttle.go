@@ -3,10 +3,12 @@ package purger
 import "time"
 
 // throttled is a container with due items that waits, out of the heap,
-// for spare throughput or for another node's lease to end.
+// for spare throughput or for another node's lease to end, or one whose
+// deadline could not be read, which waits to be planned again.
 type throttled struct {
-	at    int64         // the container's deadline
-	retry time.Duration // reading of the real clock when to try again
+	at     int64         // the container's deadline
+	retry  time.Duration // reading of the real clock when to try again
+	replan bool          // the deadline is unknown: plan c when the wait is over
 }
 
 // throttle takes c, whose deadline was at, out of the heap's way until
@@ -39,7 +41,11 @@ func (p *Purger) resumeThrottled() {
 	defer p.mu.Unlock()
 	for c, t := range p.throttled {
 		if t.retry <= now {
-			p.deadlines.lower(c, t.at)
+			if t.replan {
+				p.dirty[c] = true
+			} else {
+				p.deadlines.lower(c, t.at)
+			}
 			delete(p.throttled, c)
 		}
 	}

@@ -92,3 +92,23 @@ func TestFailedBatchRetries(t *testing.T) {
 		t.Fatalf("%d batch calls, want the failed one and the retry", n)
 	}
 }
+
+// TestFailedPlanRetries: when the next deadline cannot be read after a
+// pass, the container is planned again after a wait on the real clock
+// instead of dropping out until its next write.
+func TestFailedPlanRetries(t *testing.T) {
+	r := newRig(t)
+	a := ContainerID{1}
+	r.h.add(a, s0+1, s0+2)
+	r.startAndSettle(t, 1)
+
+	r.h.update(a, func(fc *fakeContainer) { fc.planErr = errors.New("store down") })
+	r.clk.Advance(time.Second) // the pass purges the first item, then fails to plan
+	if retry := r.throttledFor(t, a); retry != planRetry {
+		t.Fatalf("replan at real %v, want %v", retry, planRetry)
+	}
+	r.h.update(a, func(fc *fakeContainer) { fc.planErr = nil })
+	r.clk.Advance(time.Second)
+	r.real.Advance(planRetry)
+	waitUntil(t, "the purge after the store recovered", func() bool { return r.h.stored(a) == 0 })
+}
