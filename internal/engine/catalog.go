@@ -12,6 +12,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
+	"github.com/ebbdb/ebb/internal/engine/unique"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -50,9 +51,11 @@ type container struct {
 	// retention is changeFeedPolicy.retentionDuration in minutes; 0 means
 	// no all-versions-and-deletes log.
 	retention int64
-	raw       []byte
-	etag      string
-	offerID   string
+	// unique is the uniqueKeyPolicy, fixed at creation.
+	unique  unique.Policy
+	raw     []byte
+	etag    string
+	offerID string
 }
 
 type offer struct {
@@ -68,6 +71,7 @@ type offer struct {
 // follow sets what c interprets of its resource body from spec.
 func (c *container) follow(spec resource.ContainerSpec) {
 	c.pk, c.ttl, c.indexingNone, c.index, c.retention = spec.PK, spec.TTL, spec.IndexingNone, spec.Index, spec.Retention
+	c.unique = spec.Unique
 }
 
 // label names a container in metrics and logs: "<db>/<container>".

@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/unique"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -107,7 +110,42 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	if latest != docs {
 		report("%s: %d latest-version entries for %d items", c.label(), latest, docs)
 	}
-	return nil
+	return checkUnique(r, c, report)
+}
+
+// checkUnique verifies that every unique-key entry is held by a stored
+// item whose values it is. (A stored item may lack an entry: once it has
+// expired, another item may take its values over and then release them.)
+func checkUnique(r storage.Reader, c *container, report func(string, ...any)) error {
+	prefix := keyspace.CollPrefix(keyspace.Unique, c.rid)
+	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+	defer it.Close()
+	for it.Next() {
+		key, holder := it.Key(), string(it.Value())
+		if len(key) <= len(prefix) || int(key[len(prefix)]) >= len(c.unique.Keys) {
+			report("%s: unique entry %x of no unique key", c.label(), key)
+			continue
+		}
+		pk, _, err := document.DecodePK(key[len(prefix)+1:], len(c.pk.Paths))
+		if err != nil {
+			report("%s: unique entry %x: %v", c.label(), key, err)
+			continue
+		}
+		pkEnc := pk.Encode(nil)
+		v, err := r.Get(keyspace.DocKey(c.rid, pkEnc, holder))
+		if err != nil {
+			report("%s: unique entry %x is held by %q, which is not stored: %v", c.label(), key, holder, err)
+			continue
+		}
+		_, doc, err := document.DecodeItem(v)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(unique.Entries(nil, c.unique, c.rid, pkEnc, doc), func(k []byte) bool { return bytes.Equal(k, key) }) {
+			report("%s: unique entry %x is held by %q, whose values differ", c.label(), key, holder)
+		}
+	}
+	return it.Err()
 }
 
 // countKeys counts the keys under prefix, up to limit (-1: all).

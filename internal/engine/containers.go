@@ -166,6 +166,9 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	if !resource.SamePaths(old.pk, spec.PK) {
 		return Resource{}, dberr.BadRequest("The partition key of a container cannot be changed. Its partition key is %s.", resource.PKPaths(old.pk))
 	}
+	if !old.unique.Equal(spec.Unique) {
+		return Resource{}, dberr.BadRequest("The uniqueKeyPolicy of a container cannot be changed after it is created; create a new container with the new unique keys and copy the items.")
+	}
 	norm := resource.ContainerBody(ms, spec)
 	normMs, _ := document.ObjectMembers(norm)
 	now := e.now().Unix()

@@ -363,6 +363,12 @@ type itemVersion struct {
 // none), which is visible when exists.
 func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (written, error) {
 	c, st := t.c, &t.st
+	// Refuse a unique-key violation before anything is written: in a
+	// bulk request the other operations still commit.
+	claim, err := t.checkUnique(p.pkEnc, p.id, old, exists, p.body)
+	if err != nil {
+		return written{}, err
+	}
 	if old.doc != nil && !exists {
 		// The stored version has expired but the purger has not reached
 		// it. Purge it here, with its own LSN and delete record, so the
@@ -405,6 +411,9 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 		}
 	}
 	doc := v[document.HeaderLen:]
+	if err := claim.claim(t.w); err != nil {
+		return written{}, err
+	}
 	if err := indexPut(t.w, c, p.pkEnc, p.id, old, exists, doc); err != nil {
 		return written{}, err
 	}
@@ -496,6 +505,9 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 		return err
 	}
 	if err := index.Remove(w, c.indexTarget(), v.pkEnc, v.id, v.doc); err != nil {
+		return err
+	}
+	if err := releaseUniqueOf(w, c, v.pkEnc, v.id, v.doc); err != nil {
 		return err
 	}
 	if !logged {

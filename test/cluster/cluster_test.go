@@ -236,3 +236,52 @@ func asResponseError(err error, re **azcore.ResponseError) bool {
 	}
 	return ok
 }
+
+// TestUniqueKeyAcrossNodes: clients on three nodes create items with the
+// same unique value at once; exactly one create succeeds and the others
+// get 409.
+func TestUniqueKeyAcrossNodes(t *testing.T) {
+	nodes := startNodes(t, 3)
+	ctx := context.Background()
+	if _, err := nodes[0].Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "people"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := nodes[0].Client.NewDatabase("people")
+	props := azcosmos.ContainerProperties{ID: "users",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+		UniqueKeyPolicy:        &azcosmos.UniqueKeyPolicy{UniqueKeys: []azcosmos.UniqueKey{{Paths: []string{"/email"}}}}}
+	if _, err := db.CreateContainer(ctx, props, nil); err != nil {
+		t.Fatal(err)
+	}
+	pk := azcosmos.NewPartitionKeyString("p")
+	const perNode = 8
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created, conflicts := 0, 0
+	for _, nd := range nodes {
+		for w := 0; w < perNode; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cl, _ := nd.Client.NewContainer("people", "users")
+				body := fmt.Sprintf(`{"id":"%s-%d","pk":"p","email":"same@example.com"}`, nd.Name, w)
+				_, err := cl.CreateItem(ctx, pk, []byte(body), nil)
+				var re *azcore.ResponseError
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					created++
+				case asResponseError(err, &re) && re.StatusCode == http.StatusConflict:
+					conflicts++
+				default:
+					t.Errorf("create on %s: %v", nd.Name, err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if created != 1 || conflicts != 3*perNode-1 {
+		t.Fatalf("%d creates succeeded and %d got 409; want exactly one success", created, conflicts)
+	}
+}

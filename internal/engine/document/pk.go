@@ -86,7 +86,7 @@ func ParsePKDef(raw []byte) (PKDef, error) {
 	}
 	def := PKDef{Kind: in.Kind, version: in.Version}
 	for _, p := range in.Paths {
-		segs, ok := splitPath(p)
+		segs, ok := SplitPath(p)
 		if !ok {
 			return PKDef{}, dberr.BadRequest("The partition key path '%s' is invalid. A path starts with '/' and names a property, e.g. '/tenantId'.", p)
 		}
@@ -95,8 +95,8 @@ func ParsePKDef(raw []byte) (PKDef, error) {
 	return def, nil
 }
 
-// splitPath splits "/a/b" into ["a","b"]; a segment may be quoted.
-func splitPath(p string) ([]string, bool) {
+// SplitPath splits "/a/b" into ["a","b"]; a segment may be quoted.
+func SplitPath(p string) ([]string, bool) {
 	if len(p) < 2 || p[0] != '/' || strings.HasSuffix(p, "/") {
 		return nil, false
 	}

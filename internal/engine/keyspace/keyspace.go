@@ -30,6 +30,7 @@ import (
 //	Log       0x14 <coll-rid:8> <lsn:uint64>             change record (all-versions-and-deletes feed)
 //	LogTrim   0x15 <coll-rid:8>                          first LSN the log still holds (uint64)
 //	Index     0x16 <coll-rid:8> <path> <value> <pk> <id>  secondary index entry, empty value
+//	Unique    0x17 <coll-rid:8> <key#:1> <pk> <values>   unique-key entry: the holder's id
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -69,11 +70,12 @@ const (
 	Log       = 0x14
 	LogTrim   = 0x15
 	Index     = 0x16
+	Unique    = 0x17
 )
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index}
+var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique}
 
 func CatDBKey(id string) []byte {
 	return keys.AppendString([]byte{CatDB}, id)
@@ -97,6 +99,14 @@ func CollPrefix(space byte, rid [8]byte) []byte {
 }
 
 func CollMetaKey(rid [8]byte) []byte { return CollPrefix(CollMeta, rid) }
+
+// UniqueKey is the key of unique key number n's entry for the encoded
+// values in the logical partition pk (encoded): unique keys are unique
+// within a logical partition.
+func UniqueKey(rid [8]byte, n int, pk, values []byte) []byte {
+	k := append(CollPrefix(Unique, rid), byte(n))
+	return append(append(k, pk...), values...)
+}
 
 // DocKey is the key of an item; pk is the encoded partition key.
 func DocKey(rid [8]byte, pk []byte, id string) []byte {

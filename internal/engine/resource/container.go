@@ -9,6 +9,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/index"
+	"github.com/ebbdb/ebb/internal/engine/unique"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
 
@@ -22,6 +23,8 @@ type ContainerSpec struct {
 	// Retention is changeFeedPolicy.retentionDuration in minutes: how
 	// long the all-versions-and-deletes log keeps a change. 0: no log.
 	Retention int64
+	// Unique is the uniqueKeyPolicy.
+	Unique unique.Policy
 }
 
 // DefaultPartitionKey is what the JS SDK sends for a container created
@@ -32,6 +35,7 @@ var containerDefaults = []document.Pair{
 	{Key: "indexingPolicy", Val: []byte(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)},
 	{Key: "conflictResolutionPolicy", Val: []byte(`{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}`)},
 	{Key: "geospatialConfig", Val: []byte(`{"type":"Geography"}`)},
+	{Key: "uniqueKeyPolicy", Val: []byte(`{"uniqueKeys":[]}`)},
 }
 
 // ParseContainerSpec validates a container body's interpreted fields.
@@ -60,6 +64,9 @@ func ParseContainerSpec(body []byte, ms []document.Member) (ContainerSpec, error
 		return spec, dberr.BadRequest("The ttlPropertyPath can only be specified together with defaultTtl.")
 	}
 	if spec.Retention, err = feed.ParsePolicy(document.Lookup(ms, "changeFeedPolicy")); err != nil {
+		return spec, err
+	}
+	if spec.Unique, err = unique.ParsePolicy(document.Lookup(ms, "uniqueKeyPolicy")); err != nil {
 		return spec, err
 	}
 	return spec, nil
