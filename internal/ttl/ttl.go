@@ -11,10 +11,9 @@
 //     1..2147483647 = on, items expire that many seconds after _ts.
 //   - Item ttl, honoured only while the container's TTL is on: absent =
 //     inherit the default; -1 = never expire; 1..2147483647 = expire that
-//     many seconds after _ts. On a container with TTL on, any other value
-//     is rejected with the exact Cosmos message (InvalidItemTTL). On a
-//     container with TTL off it is stored un-interpreted; if TTL is later
-//     turned on, a stored value that is not valid counts as absent.
+//     many seconds after _ts. Any other value is rejected with the exact
+//     Cosmos message (InvalidItemTTL), also on a container with TTL off,
+//     where a valid value is stored and takes effect if TTL is turned on.
 //   - An item is expired when _ts + ttl <= now, in whole seconds, int64.
 package ttl
 
@@ -116,18 +115,18 @@ func ParseItemTTL(raw []byte) (ItemTTL, bool) {
 }
 
 // CheckItemTTL validates an item's ttl for a container with default def.
-// raw is the JSON value, nil when the item has no ttl. On a container with
-// TTL off any value is accepted and counts as Absent for expiry.
+// raw is the JSON value, nil when the item has no ttl. The value is
+// validated whether or not the container's TTL is on: the service answers
+// 400 for "ttl": -10 on a container with no defaultTtl, in single writes
+// and in bulk and batch operations (the official SDKs' bulk tests expect
+// it; the TTL contract's decision 1), and Ebb applies the same rule to
+// every value there. With TTL off a valid ttl is stored and has no effect.
 func CheckItemTTL(raw []byte, def Default) (ItemTTL, error) {
 	if raw == nil {
 		return Absent, nil
 	}
-	v, ok := ParseItemTTL(raw)
-	if ok {
+	if v, ok := ParseItemTTL(raw); ok {
 		return v, nil
-	}
-	if !def.On() {
-		return Absent, nil
 	}
 	return Absent, &InvalidItemTTL{Raw: display(raw)}
 }

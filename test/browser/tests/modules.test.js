@@ -69,7 +69,7 @@ describe("TTL", () => {
         assert.equal(isExpired(at, ts + p.at), !p.visible, `${row.d.pos}: ${row.d.line} at _ts+${p.at}`);
       }
     }
-    // Not a valid ttl (stored while TTL was off): counts as absent, as on the server.
+    // Not a valid ttl (as an earlier version stored while TTL was off): counts as absent, as on the server.
     assert.equal(expiresAt({ _ts: ts, ttl: "soon" }, 10), ts + 10);
   });
 });
