@@ -190,6 +190,10 @@ func (v *Verifier) Sign(verb, resourceType, link, date string) string {
 	return url.QueryEscape("type=master&ver=1.0&sig=" + sig)
 }
 
+// PartitionKeyDeleteOp is the path, under a container, of delete by
+// partition key.
+const PartitionKeyDeleteOp = "operations/partitionkeydelete"
+
 // ErrBadPath is returned by ResourceOf for a path that is not valid.
 var ErrBadPath = errors.New("auth: malformed path")
 
@@ -203,6 +207,13 @@ func ResourceOf(escapedPath string) (resourceType, link string, err error) {
 	p := strings.Trim(escapedPath, "/")
 	if p == "" {
 		return "", "", nil
+	}
+	// Delete by partition key (dbs/{db}/colls/{coll}/operations/
+	// partitionkeydelete) is signed as its container: the JS SDK's
+	// deleteAllItemsForPartitionKey signs resource type colls with the
+	// container's link.
+	if coll, ok := strings.CutSuffix(p, "/"+PartitionKeyDeleteOp); ok && strings.Count(coll, "/") == 3 {
+		p = coll
 	}
 	if !strings.Contains(p, "%") {
 		return resourceOfPlain(p)

@@ -52,10 +52,12 @@ type container struct {
 	// no all-versions-and-deletes log.
 	retention int64
 	// unique is the uniqueKeyPolicy, fixed at creation.
-	unique  unique.Policy
-	raw     []byte
-	etag    string
-	offerID string
+	unique unique.Policy
+	// pkDeletes are the partition deletes in progress (pkdelete.go).
+	pkDeletes partitionDeletes
+	raw       []byte
+	etag      string
+	offerID   string
 }
 
 type offer struct {
@@ -132,13 +134,16 @@ func loadCatalog(ctx context.Context, store storage.Store) (*catalog, error) {
 		}); err != nil {
 			return err
 		}
-		return scanAll(r, keyspace.CatOffer, func(v []byte) error {
+		if err := scanAll(r, keyspace.CatOffer, func(v []byte) error {
 			o, err := decodeOffer(v)
 			if err == nil {
 				cat.offers[o.id] = o
 			}
 			return err
-		})
+		}); err != nil {
+			return err
+		}
+		return loadPartitionDeletes(r, cat)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("engine: load catalog: %w", err)

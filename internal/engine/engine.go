@@ -67,6 +67,8 @@ type Engine struct {
 	onPurge func(lag time.Duration)
 	// cluster is set when the store is shared with other nodes.
 	cluster   *cluster
+	shared    bool
+	pkDeleter *pkDeleter
 	closeOnce sync.Once
 	// buckets are the offers' request-unit budgets; enforce answers
 	// requests beyond them with 429.
@@ -168,6 +170,8 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 		e.purger.Start()
 	}
 	e.trimmer = startLogTrimmer(e)
+	e.shared = opts.Shared
+	e.pkDeleter = startPKDeleter(e)
 	var indexPoll time.Duration
 	if opts.Shared {
 		indexPoll = cmp.Or(opts.LeaseTime, 5*time.Second)
@@ -185,6 +189,7 @@ func (e *Engine) Close() error {
 		e.stopCluster()
 		e.purger.Stop()
 		e.trimmer.Stop()
+		e.pkDeleter.stopAndWait()
 		e.indexer.stop()
 	})
 	return nil

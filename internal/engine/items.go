@@ -374,7 +374,7 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 		// it. Purge it here, with its own LSN and delete record, so the
 		// log shows every expiry exactly once and before the new version.
 		v := itemVersion{key: key, pkEnc: p.pkEnc, id: p.id, storedItem: old}
-		if err := removeItem(t.w, c, st, t.now, t.logged, v, true); err != nil {
+		if err := removeItem(t.w, c, st, t.now, t.logged, v, !t.items.deletedByPartition(key, old.h)); err != nil {
 			return written{}, err
 		}
 	}

@@ -16,7 +16,9 @@ import (
 // scans, index walks, the read feed, the latest-version change feed, the
 // batch, and the purger's re-check before it deletes.
 //
-// INVARIANT: visibleAt is the only caller of ttl.Visible in the engine.
+// INVARIANT: visibleAt is the only caller of ttl.Visible and of
+// container.deletedByPartition in the engine, but for the writes that
+// tell a TTL delete from a partition delete in the change feed.
 type itemReader struct {
 	r   storage.Reader
 	c   *container
@@ -30,9 +32,17 @@ type storedItem struct {
 	h   document.ItemHeader
 }
 
-// visibleAt is the TTL predicate of every read path.
-func (ir itemReader) visibleAt(h document.ItemHeader) bool {
-	return ttl.Visible(h.Ts, h.TTL, ir.c.ttl, ir.now)
+// visibleAt is the predicate of every read path: the item stored at key
+// with header h is visible unless it has expired (TTL) or a delete of its
+// partition is in progress (pkdelete.go).
+func (ir itemReader) visibleAt(key []byte, h document.ItemHeader) bool {
+	return ttl.Visible(h.Ts, h.TTL, ir.c.ttl, ir.now) && !ir.c.deletedByPartition(key, h.LSN)
+}
+
+// deletedByPartition reports whether the item stored at key with header h
+// is hidden by a partition delete rather than (only) by its TTL.
+func (ir itemReader) deletedByPartition(key []byte, h document.ItemHeader) bool {
+	return ir.c.deletedByPartition(key, h.LSN)
 }
 
 // lookup reads the version stored at key, visible or not: writes need an
@@ -50,7 +60,7 @@ func (ir itemReader) lookup(key []byte) (it storedItem, visible bool, err error)
 	if err != nil {
 		return storedItem{}, false, err
 	}
-	return storedItem{doc: doc, h: h}, ir.visibleAt(h), nil
+	return storedItem{doc: doc, h: h}, ir.visibleAt(key, h), nil
 }
 
 // get returns the item at key if it is visible.
@@ -91,7 +101,7 @@ func (ir itemReader) scan(start, end []byte, reverse bool, yield func(key []byte
 		if err != nil {
 			return err
 		}
-		if !ir.visibleAt(h) {
+		if !ir.visibleAt(iter.Key(), h) {
 			continue
 		}
 		if !yield(iter.Key(), storedItem{doc: doc, h: h}) {

@@ -66,3 +66,30 @@ func (g *Gateway) ttlStatus(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
 }
+
+// partitionDeletes serves GET /_ebb/containers/{db}/{coll}/partitiondeletes:
+// the container's deletes by partition key still in progress, each with
+// its partition key, when it was asked for and how many items are left.
+func (g *Gateway) partitionDeletes(w http.ResponseWriter, r *http.Request) error {
+	ds, err := g.eng.PartitionDeletes(r.Context(), r.PathValue("db"), r.PathValue("coll"))
+	if err != nil {
+		return err
+	}
+	type entry struct {
+		PartitionKey json.RawMessage `json:"partitionKey"`
+		RequestedAt  int64           `json:"requestedAt"`
+		Remaining    int             `json:"remainingItems"`
+		Capped       bool            `json:"remainingCapped,omitempty"`
+	}
+	out := struct {
+		Deletes []entry `json:"partitionKeyDeletes"`
+	}{Deletes: make([]entry, 0, len(ds))}
+	for _, d := range ds {
+		out.Deletes = append(out.Deletes, entry{PartitionKey: d.PartitionKey, RequestedAt: d.RequestedAt, Remaining: d.Remaining, Capped: d.Capped})
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
+}

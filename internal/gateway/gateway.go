@@ -95,6 +95,7 @@ func (g *Gateway) Handler() http.Handler {
 	api("PUT /dbs/{db}/colls/{coll}", g.replaceContainer)
 	api("DELETE /dbs/{db}/colls/{coll}", g.deleteContainer)
 	api("GET /dbs/{db}/colls/{coll}/pkranges", g.partitionKeyRanges)
+	api("POST /dbs/{db}/colls/{coll}/"+auth.PartitionKeyDeleteOp, g.deletePartition)
 
 	api("GET /dbs/{db}/colls/{coll}/docs", g.readFeed)
 	api("POST /dbs/{db}/colls/{coll}/docs", g.postItems)
@@ -119,6 +120,7 @@ func (g *Gateway) Handler() http.Handler {
 	api("POST /_ebb/clock", g.setClock)
 	open("GET /_ebb/health", g.health)
 	api("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
+	api("GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes)
 	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
 		mux.Handle("GET /metrics", g.opts.Metrics.Handler())
 	}

@@ -95,6 +95,17 @@ func (g *Gateway) deleteItem(w http.ResponseWriter, r *http.Request) error {
 	return writeResource(w, http.StatusNoContent, res)
 }
 
+// deletePartition serves POST …/operations/partitionkeydelete: delete
+// every item of the logical partition in the partition key header. The
+// items are invisible when it answers 200 and deleted in the background.
+func (g *Gateway) deletePartition(w http.ResponseWriter, r *http.Request) error {
+	res, err := g.eng.DeletePartition(r.Context(), itemRef(r))
+	if err != nil {
+		return err
+	}
+	return writeResource(w, http.StatusOK, res)
+}
+
 // readFeed serves GET …/docs: the read feed, paged, or with A-IM the
 // change feed.
 func (g *Gateway) readFeed(w http.ResponseWriter, r *http.Request) error {

@@ -28,6 +28,9 @@ type Registry struct {
 	TTLPurgeUnits     *prometheus.CounterVec
 	TTLBacklog        *prometheus.GaugeVec
 	TTLOldestUnpurged *prometheus.GaugeVec
+
+	// Delete by partition key.
+	PKDeletedItems *prometheus.CounterVec
 }
 
 // New returns a registry with every metric registered, plus the Go
@@ -76,10 +79,14 @@ func New() *Registry {
 		Name: "ebb_ttl_oldest_unpurged_age_seconds",
 		Help: "How long ago the oldest unpurged item expired, as of the purger's last pass.",
 	}, []string{"container"})
+	r.PKDeletedItems = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ebb_partition_delete_items_total",
+		Help: "Items physically deleted by delete-by-partition-key.",
+	}, []string{"container"})
 	r.reg.MustRegister(
 		r.RequestDuration, r.RequestUnits, r.Throttled,
 		r.TTLPurged, r.TTLPurgeLag, r.TTLPurgerWakeups, r.TTLPurgeThrottled, r.TTLPurgeUnits,
-		r.TTLBacklog, r.TTLOldestUnpurged,
+		r.TTLBacklog, r.TTLOldestUnpurged, r.PKDeletedItems,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -94,7 +101,7 @@ func (r *Registry) Handler() http.Handler {
 // ForgetContainer drops a deleted container's series.
 func (r *Registry) ForgetContainer(label string) {
 	for _, v := range []interface{ DeleteLabelValues(...string) bool }{
-		r.TTLPurged, r.TTLPurgeLag, r.TTLPurgeThrottled, r.TTLPurgeUnits, r.TTLBacklog, r.TTLOldestUnpurged,
+		r.TTLPurged, r.TTLPurgeLag, r.TTLPurgeThrottled, r.TTLPurgeUnits, r.TTLBacklog, r.TTLOldestUnpurged, r.PKDeletedItems,
 	} {
 		v.DeleteLabelValues(label)
 	}

@@ -233,6 +233,39 @@ func (pk PartitionKey) Encode(dst []byte) []byte {
 	return dst
 }
 
+// PKLen returns the length of the n encoded partition-key components at
+// the front of key, without decoding them.
+func PKLen(key []byte, n int) (int, bool) {
+	i := 0
+	for ; n > 0; n-- {
+		if i >= len(key) {
+			return 0, false
+		}
+		kind := key[i]
+		i++
+		switch kind {
+		case PKNone, PKNull, PKFalse, PKTrue:
+		case PKNumber:
+			i += 8
+		case PKString:
+			// keys.AppendBytes: 0x00 0xFF escapes a NUL, 0x00 0x01 ends.
+			for {
+				j := bytes.IndexByte(key[i:], 0)
+				if j < 0 || i+j+1 >= len(key) {
+					return 0, false
+				}
+				i += j + 2
+				if key[i-1] == 0x01 {
+					break
+				}
+			}
+		default:
+			return 0, false
+		}
+	}
+	return i, i <= len(key)
+}
+
 // DecodePK splits n encoded components off the front of key.
 func DecodePK(key []byte, n int) (PartitionKey, []byte, error) {
 	pk := make(PartitionKey, 0, n)

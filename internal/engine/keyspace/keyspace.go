@@ -31,6 +31,7 @@ import (
 //	LogTrim   0x15 <coll-rid:8>                          first LSN the log still holds (uint64)
 //	Index     0x16 <coll-rid:8> <path> <value> <pk> <id>  secondary index entry, empty value
 //	Unique    0x17 <coll-rid:8> <key#:1> <pk> <values>   unique-key entry: the holder's id
+//	PKDelete  0x18 <coll-rid:8> <pk>                     a partition-key delete in progress: LSN (uint64) + request _ts (int64)
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -71,11 +72,12 @@ const (
 	LogTrim   = 0x15
 	Index     = 0x16
 	Unique    = 0x17
+	PKDelete  = 0x18
 )
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique}
+var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete}
 
 func CatDBKey(id string) []byte {
 	return keys.AppendString([]byte{CatDB}, id)
@@ -99,6 +101,18 @@ func CollPrefix(space byte, rid [8]byte) []byte {
 }
 
 func CollMetaKey(rid [8]byte) []byte { return CollPrefix(CollMeta, rid) }
+
+// DocPartitionPrefix is the prefix of the keys of the items of the
+// logical partition pk (encoded).
+func DocPartitionPrefix(rid [8]byte, pk []byte) []byte {
+	return append(CollPrefix(Doc, rid), pk...)
+}
+
+// PKDeleteKey is the key of the partition-key delete of the logical
+// partition pk (encoded).
+func PKDeleteKey(rid [8]byte, pk []byte) []byte {
+	return append(CollPrefix(PKDelete, rid), pk...)
+}
 
 // UniqueKey is the key of unique key number n's entry for the encoded
 // values in the logical partition pk (encoded): unique keys are unique
