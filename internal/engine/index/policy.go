@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -313,6 +314,83 @@ func compilePolicy(raw []byte) (*Policy, error) {
 	return p, nil
 }
 
+// etagExclusion is the system exclusion the service adds to every
+// consistent policy.
+var etagExclusion = []byte(`{"path":"/\"_etag\"/?"}`)
+
+// NormalizePolicy returns an indexingPolicy as the service stores and
+// echoes it: indexingMode lower-cased, automatic filled in (true unless
+// the mode is none), includedPaths defaulting to the root "/*" (and the
+// legacy root "/" written as "/*"), and the system exclusion of _etag
+// added to a consistent policy. Members it does not know are kept, in
+// order, after these. REQUIRES: raw passed ParsePolicy.
+func NormalizePolicy(raw []byte) []byte {
+	ms, ok := document.ObjectMembers(raw)
+	if !ok {
+		return raw
+	}
+	mode := "consistent"
+	if v := document.Lookup(ms, "indexingMode"); v != nil && v[0] == '"' {
+		if m := strings.ToLower(document.Unquote(v)); m != "" {
+			mode = m
+		}
+	}
+	none := mode == "none"
+	automatic := document.Lookup(ms, "automatic")
+	if automatic == nil || string(automatic) == "null" {
+		automatic = []byte(strconv.FormatBool(!none))
+	}
+	included := normalizePaths(document.Lookup(ms, "includedPaths"))
+	if !none && included == "[]" {
+		included = `[{"path":"/*"}]`
+	}
+	excluded := normalizePaths(document.Lookup(ms, "excludedPaths"))
+	if !none && !bytes.Contains([]byte(excluded), []byte(`"/\"_etag\"/?"`)) {
+		if excluded == "[]" {
+			excluded = "[" + string(etagExclusion) + "]"
+		} else {
+			excluded = excluded[:len(excluded)-1] + "," + string(etagExclusion) + "]"
+		}
+	}
+	pairs := []document.Pair{
+		{Key: "indexingMode", Val: document.AppendQuoted(nil, mode)},
+		{Key: "automatic", Val: automatic},
+		{Key: "includedPaths", Val: []byte(included)},
+		{Key: "excludedPaths", Val: []byte(excluded)},
+	}
+	for _, m := range ms {
+		switch m.Key {
+		case "indexingMode", "automatic", "includedPaths", "excludedPaths":
+		default:
+			pairs = append(pairs, document.Pair{Key: m.Key, Val: m.Val})
+		}
+	}
+	return document.Rebuild(pairs)
+}
+
+// normalizePaths returns a path list as JSON ("[]" for none), with the
+// legacy root "/" written "/*".
+func normalizePaths(raw []byte) string {
+	if raw == nil || string(raw) == "null" {
+		return "[]"
+	}
+	var specs []map[string]json.RawMessage
+	if json.Unmarshal(raw, &specs) != nil {
+		return string(raw)
+	}
+	changed := false
+	for _, sp := range specs {
+		if string(sp["path"]) == `"`+legacyRoot+`"` {
+			sp["path"], changed = json.RawMessage(`"/*"`), true
+		}
+	}
+	if !changed {
+		return string(raw)
+	}
+	out, _ := json.Marshal(specs)
+	return string(out)
+}
+
 // pathText is an included or excluded path in the canonical policy.
 type pathText struct {
 	Path string `json:"path"`
@@ -388,12 +466,19 @@ func (ci compositeIndex) canonical() []compositePath {
 
 // parsePath parses an included or excluded path: "/*", "/a/?",
 // "/a/*", "/\"quoted key\"/?", "/a/[]/?".
+// legacyRoot is the root path as older clients write it ("/" for "/*"),
+// which the service still accepts.
+const legacyRoot = "/"
+
 func parsePath(s string) (rule, error) {
 	fail := func(pos int) (rule, error) {
 		return rule{}, dberr.BadRequest("The indexing path '%s' could not be accepted, failed near position %d. Please ensure that the path is a valid path. Common errors include invalid characters or absence of quotes around labels.", s, pos)
 	}
 	if !strings.HasPrefix(s, "/") {
 		return fail(0)
+	}
+	if s == legacyRoot {
+		return rule{wild: true}, nil
 	}
 	var r rule
 	i := 1

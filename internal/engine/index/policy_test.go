@@ -189,3 +189,22 @@ func FuzzIndexingPolicy(f *testing.F) {
 		}
 	})
 }
+
+// TestNormalizePolicy: the policy as the service stores and echoes it.
+func TestNormalizePolicy(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{}`, `{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`},
+		{`{"indexingMode":"Consistent","includedPaths":[{"path":"/*"}]}`, `{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`},
+		{`{"includedPaths":[{"path":"/","indexes":[{"kind":"Range","dataType":"Number","precision":-1}]}]}`, `{"indexingMode":"consistent","automatic":true,"includedPaths":[{"indexes":[{"kind":"Range","dataType":"Number","precision":-1}],"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`},
+		{`{"automatic":false,"excludedPaths":[{"path":"/big/*"}],"compositeIndexes":[[{"path":"/a","order":"ascending"},{"path":"/b","order":"descending"}]]}`, `{"indexingMode":"consistent","automatic":false,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/big/*"},{"path":"/\"_etag\"/?"}],"compositeIndexes":[[{"path":"/a","order":"ascending"},{"path":"/b","order":"descending"}]]}`},
+		{`{"excludedPaths":[{"path":"/\"_etag\"/?"}]}`, `{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`},
+		{`{"indexingMode":"none"}`, `{"indexingMode":"none","automatic":false,"includedPaths":[],"excludedPaths":[]}`},
+	} {
+		if _, err := ParsePolicy([]byte(tc.in)); err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if got := string(NormalizePolicy([]byte(tc.in))); got != tc.want {
+			t.Errorf("NormalizePolicy(%s)\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}

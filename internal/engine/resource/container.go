@@ -92,8 +92,14 @@ func ContainerBody(ms []document.Member, spec ContainerSpec) []byte {
 		}
 		seen[m.Key] = true
 		val := m.Val
-		if m.Key == "partitionKey" {
+		switch m.Key {
+		case "partitionKey":
 			val = pkDefJSON(m.Val, spec.PK)
+		case "indexingPolicy":
+			if string(val) == "null" {
+				val = containerDefaults[0].Val
+			}
+			val = index.NormalizePolicy(val)
 		}
 		pairs = append(pairs, document.Pair{Key: m.Key, Val: val})
 	}
