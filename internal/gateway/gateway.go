@@ -162,7 +162,7 @@ func (g *Gateway) wrap(operation string, h handler, checkAuth bool) http.Handler
 		w.Header()[hActivity] = []string{activity}
 		defer func() {
 			if p := recover(); p != nil {
-				g.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p)
+				g.log.Error("panic serving request", "activity", activity, "method", r.Method, "path", r.URL.Path, "panic", p)
 				g.writeError(w, r, errors.New("internal error"))
 			}
 			g.observe(operation, r, w, g.opts.WallClock.Elapsed()-start)
@@ -292,14 +292,20 @@ func classify(err error) (status int, code, msg string, sub int, retryAfter time
 	return http.StatusInternalServerError, "InternalServerError", "An internal error occurred.", 0, 0
 }
 
-// writeError writes the Cosmos error response for err.
+// writeError writes the Cosmos error response for err. What the client
+// is not told (an internal error, or why the store is unavailable, which
+// names the database's user, host and port) is logged here, once per
+// failed request, with the activity id the client also has.
 func (g *Gateway) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, code, msg, sub, retryAfter := classify(err)
-	if status == http.StatusInternalServerError {
-		g.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	h := w.Header()
+	switch status {
+	case http.StatusInternalServerError:
+		g.log.Error("internal error", "activity", h.Get(hActivity), "method", r.Method, "path", r.URL.Path, "err", err)
+	case http.StatusServiceUnavailable:
+		g.log.Warn("store unavailable", "activity", h.Get(hActivity), "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	setCharge(w, 1)
-	h := w.Header()
 	if sub != 0 {
 		h.Set("x-ms-substatus", strconv.Itoa(sub))
 	}
@@ -315,7 +321,7 @@ func (g *Gateway) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	body := []byte(`{"code":`)
 	body = appendJSONString(body, code)
 	body = append(body, `,"message":`...)
-	body = appendJSONString(body, cosmosMessage(msg, h.Get("x-ms-activity-id"), r.URL.RequestURI()))
+	body = appendJSONString(body, cosmosMessage(msg, h.Get(hActivity), r.URL.RequestURI()))
 	body = append(body, '}')
 	_, _ = w.Write(body)
 }

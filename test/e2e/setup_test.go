@@ -68,7 +68,9 @@ func startWith(t testing.TB, cfg server.Config) *env {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Clock = m
 	cfg.ClockControl = true
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	srv, err := server.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
