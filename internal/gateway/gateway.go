@@ -48,7 +48,10 @@ type Options struct {
 	// NoMetricsRoute is set (the server then serves them elsewhere).
 	Metrics        *metrics.Registry
 	NoMetricsRoute bool
-	Logger         *slog.Logger
+	// StoreBackend names the kind of store in readiness answers
+	// ("pebble", "memory", "postgres"); never its address.
+	StoreBackend string
+	Logger       *slog.Logger
 }
 
 // Gateway serves the REST API.
@@ -117,7 +120,9 @@ func (g *Gateway) Handler() http.Handler {
 
 	api("GET /_ebb/clock", g.readClock)
 	api("POST /_ebb/clock", g.setClock)
-	open("GET /_ebb/health", g.health)
+	open("GET /_ebb/health", g.live)
+	open("GET /_ebb/health/live", g.live)
+	open("GET /_ebb/health/ready", g.ready)
 	api("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
 	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
 		mux.Handle("GET /metrics", g.opts.Metrics.Handler())
@@ -348,12 +353,6 @@ func (g *Gateway) notImplemented(w http.ResponseWriter, r *http.Request) error {
 
 func (g *Gateway) unknownPath(w http.ResponseWriter, r *http.Request) error {
 	return &engine.Error{Kind: engine.KindNotFound, Message: "No resource at " + r.Method + " " + r.URL.Path + "."}
-}
-
-func (g *Gateway) health(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "application/json")
-	_, err := w.Write([]byte(`{"status":"ok"}`))
-	return err
 }
 
 func (g *Gateway) certificate(w http.ResponseWriter, r *http.Request) error {

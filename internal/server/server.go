@@ -124,15 +124,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.Manual = nil
 	}
 	shared := false
+	// backend names the kind of store in readiness answers.
+	backend := "pebble"
 	switch {
 	case cfg.Store != "":
 		if !strings.HasPrefix(cfg.Store, "postgres://") && !strings.HasPrefix(cfg.Store, "postgresql://") {
 			return nil, fmt.Errorf("--store: only postgres:// URLs are supported, got %q", cfg.Store)
 		}
 		s.store, err = postgres.Open(ctx, cfg.Store, postgres.Options{MaxConns: int32(cfg.PGMaxConns), StatementTimeout: cfg.PGStatementTimeout})
-		shared = true
+		shared, backend = true, "postgres"
 	case cfg.Memory:
 		s.store, err = pebble.OpenMemory()
+		backend = "memory"
 	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
@@ -180,7 +183,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	gw := gateway.New(gateway.Options{
 		Engine: s.Engine, Verifier: verifier, WallClock: wall, ManualClock: s.Manual,
 		Advertise: cfg.Advertise, CertPEM: s.CertPEM, Logger: cfg.Logger,
-		Metrics: s.Metrics, NoMetricsRoute: cfg.MetricsListen != "",
+		Metrics: s.Metrics, NoMetricsRoute: cfg.MetricsListen != "", StoreBackend: backend,
 		Explorer: web.Handler(web.Config{EmulatorKey: cfg.Key, ClockControl: cfg.ClockControl}),
 	})
 	s.listener, err = net.Listen("tcp", cfg.Listen)

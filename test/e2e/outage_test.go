@@ -126,3 +126,50 @@ func (b *logBuffer) line(s string) string {
 	}
 	return ""
 }
+
+// TestReadinessDuringOutage cuts Ebb off from PostgreSQL: liveness stays
+// 200, readiness answers 503 without naming the database, both when the
+// database refuses connections and when it never answers (the check is
+// bounded by its own timeout), and 200 again once it is back.
+func TestReadinessDuringOutage(t *testing.T) {
+	url := pgtest.FreshSchema(t)
+	proxy := pgtest.StartProxy(t, url)
+	e := startWith(t, server.Config{Store: proxy.URL(t, url), PGStatementTimeout: 5 * time.Second})
+	wantReady(t, e, http.StatusOK, "postgres", "")
+	secrets := pgCoordinates(t, url, proxy.URL(t, url))
+
+	for _, c := range []struct {
+		mode   pgtest.ProxyMode
+		reason string
+	}{
+		{pgtest.Refuse, "unreachable"},
+		{pgtest.Blackhole, "timeout"},
+	} {
+		proxy.SetMode(c.mode)
+		wantLive(t, e, "/_ebb/health")
+		// A pooled connection the proxy cut may fail the first check in
+		// its own way; every answer must be a 503 that names nothing.
+		clocktest.WaitUntil(t, "readiness to say "+c.reason, func() bool {
+			status, body := getOpen(t, e.srv.URL+"_ebb/health/ready", nil)
+			if status != http.StatusServiceUnavailable {
+				t.Fatalf("readiness while the database is away: got %d %s, want 503", status, body)
+			}
+			// The kind of store may be named; the test database's user
+			// may be called the same.
+			named := strings.Replace(body, `"backend":"postgres"`, "", 1)
+			for _, secret := range secrets {
+				if strings.Contains(named, secret) {
+					t.Fatalf("readiness names the database's %q: %s", secret, body)
+				}
+			}
+			return strings.Contains(body, `"reason":"`+c.reason+`"`)
+		})
+	}
+
+	proxy.SetMode(pgtest.Forward)
+	clocktest.WaitUntil(t, "readiness once the database is back", func() bool {
+		status, _ := getOpen(t, e.srv.URL+"_ebb/health/ready", nil)
+		return status == http.StatusOK
+	})
+	wantReady(t, e, http.StatusOK, "postgres", "")
+}
