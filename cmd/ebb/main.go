@@ -58,7 +58,7 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.EnforceThroughput, "enforce-throughput", false, "answer requests beyond their offer's RU/s with 429 and x-ms-retry-after-ms")
 	fs.Float64Var(&cfg.PurgeFloor, "ttl-purge-floor", 0.05, "share of an offer's RU/s the TTL purger may always use, however busy the container")
 	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before expired items are purged by it")
-	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address instead of the API listener")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address, without a key, instead of on the API listener (where it needs the master key); keep it on loopback or a private network")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "EBB_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))

@@ -44,8 +44,9 @@ type Options struct {
 	CertPEM []byte
 	// Explorer serves /_explorer/ (nil: not mounted).
 	Explorer http.Handler
-	// Metrics receives request metrics; served at GET /metrics unless
-	// NoMetricsRoute is set (the server then serves them elsewhere).
+	// Metrics receives request metrics; served at GET /metrics to the
+	// master key's holder unless NoMetricsRoute is set (the server then
+	// serves them elsewhere).
 	Metrics        *metrics.Registry
 	NoMetricsRoute bool
 	// StoreBackend names the kind of store in readiness answers
@@ -79,11 +80,24 @@ func New(opts Options) *Gateway {
 // error, which the wrapper turns into the Cosmos error response.
 type handler func(w http.ResponseWriter, r *http.Request) error
 
+// access says what a route asks of a request before its handler runs.
+type access int
+
+const (
+	// accessOpen asks nothing: health, the certificate, unknown paths.
+	accessOpen access = iota
+	// accessSigned asks for a master-key signature, as Cosmos does.
+	accessSigned
+	// accessKey asks for a master-key signature or "Bearer <master
+	// key>", for scrapers that cannot sign requests.
+	accessKey
+)
+
 // Handler returns the HTTP handler for the whole API.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	api := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, true)) }
-	open := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, false)) }
+	api := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessSigned)) }
+	open := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessOpen)) }
 
 	api("GET /{$}", g.account)
 
@@ -125,7 +139,9 @@ func (g *Gateway) Handler() http.Handler {
 	open("GET /_ebb/health/ready", g.ready)
 	api("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
 	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
-		mux.Handle("GET /metrics", g.opts.Metrics.Handler())
+		// The figures name every database and container with traffic, so
+		// on the API listener they are for the key holder only.
+		mux.Handle("GET /metrics", g.wrap("GET /metrics", serve(g.opts.Metrics.Handler()), accessKey))
 	}
 	open("GET /_explorer/emulator.pem", g.certificate)
 	if g.opts.Explorer != nil {
@@ -152,11 +168,20 @@ func foldTrailingSlash(next http.Handler) http.Handler {
 	})
 }
 
+// serve is h as a handler of this package, so that the wrapper's checks
+// apply to it.
+func serve(h http.Handler) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		h.ServeHTTP(w, r)
+		return nil
+	}
+}
+
 // wrap is what every request goes through, written once: activity id,
-// master-key check, throughput admission and charging, panic recovery,
-// error mapping, metrics. operation is the route pattern, which labels
-// the request's metrics.
-func (g *Gateway) wrap(operation string, h handler, checkAuth bool) http.Handler {
+// the check access asks for, throughput admission and charging, panic
+// recovery, error mapping, metrics. operation is the route pattern, which
+// labels the request's metrics.
+func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := g.opts.WallClock.Elapsed()
 		w := &recorder{ResponseWriter: rw}
@@ -172,7 +197,7 @@ func (g *Gateway) wrap(operation string, h handler, checkAuth bool) http.Handler
 			}
 			g.observe(operation, r, w, g.opts.WallClock.Elapsed()-start)
 		}()
-		err := g.checkAuth(r, checkAuth)
+		err := g.checkAuth(r, a)
 		db, coll := r.PathValue("db"), r.PathValue("coll")
 		if err == nil && coll != "" {
 			err = g.eng.Admit(db, coll)
@@ -233,9 +258,14 @@ func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took t
 	}
 }
 
-func (g *Gateway) checkAuth(r *http.Request, required bool) error {
-	if !required {
+func (g *Gateway) checkAuth(r *http.Request, a access) error {
+	switch a {
+	case accessOpen:
 		return nil
+	case accessKey:
+		if h := r.Header.Get("authorization"); auth.IsBearer(h) {
+			return g.opts.Verifier.VerifyBearer(h)
+		}
 	}
 	resType, link, err := auth.ResourceOf(r.URL.EscapedPath())
 	if err != nil {

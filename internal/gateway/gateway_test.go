@@ -82,7 +82,7 @@ func TestUnavailableHidesCause(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, "/dbs/d/colls/c/docs/x", nil)
 	req.Header.Set("x-ms-activity-id", "11111111-2222-4333-8444-555555555555")
-	g.wrap("op", func(w http.ResponseWriter, r *http.Request) error { return outage }, false).ServeHTTP(rec, req)
+	g.wrap("op", func(w http.ResponseWriter, r *http.Request) error { return outage }, accessOpen).ServeHTTP(rec, req)
 
 	body := rec.Body.String()
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(body, `"code":"ServiceUnavailable"`) {

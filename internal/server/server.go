@@ -63,8 +63,8 @@ type Config struct {
 	// ClockGrace is how long a forward wall-clock jump is distrusted
 	// before purging follows it.
 	ClockGrace time.Duration
-	// MetricsListen serves /metrics on another address instead of the
-	// API listener.
+	// MetricsListen serves /metrics on another address, without a key,
+	// instead of on the API listener, where it needs the master key.
 	MetricsListen string
 	// WrapStore, if set, wraps the store the engine uses (benchmarks
 	// count storage operations this way).
@@ -86,8 +86,10 @@ type Server struct {
 	Manual      *clock.Manual
 	Metrics     *metrics.Registry
 	metricsHTTP *http.Server
-	http        *http.Server
-	listener    net.Listener
+	// metricsListener is set with cfg.MetricsListen.
+	metricsListener net.Listener
+	http            *http.Server
+	listener        net.Listener
 	// URL is the endpoint clients connect to.
 	URL     string
 	CertPEM []byte
@@ -212,6 +214,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", s.Metrics.Handler())
 		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+		s.metricsListener = ml
 		go s.metricsHTTP.Serve(ml)
 	}
 	go func() {
@@ -231,6 +234,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.listener.Addr() }
+
+// MetricsAddr is the address of the metrics listener (cfg.MetricsListen),
+// or nil when metrics are served on the API listener.
+func (s *Server) MetricsAddr() net.Addr {
+	if s.metricsListener == nil {
+		return nil
+	}
+	return s.metricsListener.Addr()
+}
 
 // Done receives the serve loop's error (nil after Shutdown).
 func (s *Server) Done() <-chan error { return s.done }
