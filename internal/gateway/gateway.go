@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -323,6 +324,9 @@ func classify(err error) (status int, code, msg string, sub int, retryAfter time
 		return http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "Request size is too large: the body is over " + strconv.FormatInt(mbe.Limit, 10) + " bytes.", 0, 0
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusRequestTimeout, "RequestTimeout", "The request was cancelled or timed out.", 0, 0
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The server's read timeout ended the body before it all came.
+		return http.StatusRequestTimeout, "RequestTimeout", "The request body did not arrive within the server's read timeout.", 0, 0
 	}
 	return http.StatusInternalServerError, "InternalServerError", "An internal error occurred.", 0, 0
 }

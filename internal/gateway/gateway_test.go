@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestClassify(t *testing.T) {
 		{"body over the limit", &http.MaxBytesError{Limit: 2048}, 413, "RequestEntityTooLarge", "Request size is too large: the body is over 2048 bytes.", 0, 0},
 		{"cancelled", context.Canceled, 408, "RequestTimeout", "The request was cancelled or timed out.", 0, 0},
 		{"deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), 408, "RequestTimeout", "The request was cancelled or timed out.", 0, 0},
+		{"body read timed out", fmt.Errorf("read body: %w", os.ErrDeadlineExceeded), 408, "RequestTimeout", "The request body did not arrive within the server's read timeout.", 0, 0},
 		{"storage outage", outage, 503, "ServiceUnavailable", engine.ErrStoreUnavailable.Message, 0, 0},
 		{"unknown", errors.New("disk on fire"), 500, "InternalServerError", internal, 0, 0},
 	}
