@@ -1,10 +1,13 @@
+// The health endpoints answer without a key, because orchestrators call
+// them, so they say what was checked and how it went, never where the
+// store is or what its driver said.
+
 package gateway
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"net/http"
 	"time"
 
@@ -15,10 +18,6 @@ import (
 // store that hangs makes the probe fail instead of hang. Orchestrators
 // should give the probe a little longer than this.
 const readyTimeout = 2 * time.Second
-
-// The health endpoints answer without a key, because orchestrators call
-// them, so they say what was checked and how it went, never where the
-// store is or what its driver said.
 
 // live serves GET /_ebb/health and /_ebb/health/live: the process is up
 // and serving HTTP. It touches nothing else, so an orchestrator does not
@@ -58,7 +57,7 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
 
 	var out readiness
 	out.Status = "ok"
-	out.Checks.Store = storeCheck{Status: "ok", Backend: g.opts.StoreBackend, LatencyMs: math.Round(float64(took.Microseconds())) / 1000}
+	out.Checks.Store = storeCheck{Status: "ok", Backend: g.opts.StoreBackend, LatencyMs: float64(took.Microseconds()) / 1000}
 	status := http.StatusOK
 	if err != nil {
 		out.Status, out.Checks.Store.Status, out.Checks.Store.Reason = "unavailable", "unavailable", storeFailure(err)
