@@ -58,7 +58,12 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.EnforceThroughput, "enforce-throughput", false, "answer requests beyond their offer's RU/s with 429 and x-ms-retry-after-ms")
 	fs.Float64Var(&cfg.PurgeFloor, "ttl-purge-floor", 0.05, "share of an offer's RU/s the TTL purger may always use, however busy the container")
 	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before Ebb's time (visibility, _ts, purge) follows it")
-	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address instead of the API listener")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address, without a key, instead of on the API listener (where it needs the master key); keep it on loopback or a private network")
+	fs.DurationVar(&cfg.Timeouts.ReadHeader, "read-header-timeout", server.DefaultTimeouts.ReadHeader, "longest a connection may take over the TLS handshake and a request's headers")
+	fs.DurationVar(&cfg.Timeouts.Read, "read-timeout", server.DefaultTimeouts.Read, "longest a connection may take to send a whole request, body included (size it for the largest documents over the slowest link)")
+	fs.DurationVar(&cfg.Timeouts.Write, "write-timeout", server.DefaultTimeouts.Write, "longest from the end of a request's headers to the end of its response; must exceed --read-timeout")
+	fs.DurationVar(&cfg.Timeouts.Idle, "idle-timeout", server.DefaultTimeouts.Idle, "longest a kept-alive connection may wait for its next request")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "most connections each listener holds open at once; more wait to be accepted")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "EBB_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -72,6 +77,19 @@ func run(args []string) error {
 	}
 	if cfg.PurgeFloor <= 0 || cfg.PurgeFloor > 1 {
 		return fmt.Errorf("--ttl-purge-floor must be in (0, 1]; got %v", cfg.PurgeFloor)
+	}
+	// Zero would mean "the default" to the server; on the command line
+	// it reads as "no limit", which Ebb does not offer.
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"read-header-timeout", cfg.Timeouts.ReadHeader}, {"read-timeout", cfg.Timeouts.Read}, {"write-timeout", cfg.Timeouts.Write}, {"idle-timeout", cfg.Timeouts.Idle}} {
+		if d.v <= 0 {
+			return fmt.Errorf("--%s must be positive; got %v", d.flag, d.v)
+		}
+	}
+	if cfg.MaxConnections <= 0 {
+		return fmt.Errorf("--max-connections must be positive; got %d", cfg.MaxConnections)
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")

@@ -118,6 +118,28 @@ func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, 
 	return nil
 }
 
+// VerifyBearer checks an Authorization header of the form "Bearer
+// <master key>": what a scraper that cannot sign requests (Prometheus)
+// can send. It accepts the master key only, compared in constant time.
+func (v *Verifier) VerifyBearer(authorization string) error {
+	scheme, token, ok := strings.Cut(authorization, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return unauthorized("Required Header authorization is missing. Send a master-key signature, or \"Bearer <master key>\".")
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(token))
+	if err != nil || !hmac.Equal(key, v.key) {
+		return unauthorized("The bearer token is not this server's master key.")
+	}
+	return nil
+}
+
+// IsBearer reports whether an Authorization header uses the Bearer
+// scheme, which VerifyBearer checks, rather than a Cosmos token.
+func IsBearer(authorization string) bool {
+	scheme, _, _ := strings.Cut(authorization, " ")
+	return strings.EqualFold(scheme, "Bearer")
+}
+
 // tokenFields reads the type and sig of "type=master&ver=1.0&sig=…" once
 // it is decoded. It does not unescape again: a base64 signature holds
 // '+', which query parsing would turn into a space.

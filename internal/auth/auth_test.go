@@ -100,3 +100,30 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+func TestVerifyBearer(t *testing.T) {
+	v, err := NewVerifier(EmulatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, auth string
+		ok         bool
+	}{
+		{"the master key", "Bearer " + EmulatorKey, true},
+		{"scheme in any case", "bearer " + EmulatorKey, true},
+		{"another key", "Bearer bm90IHRoZSBrZXk=", false},
+		{"a prefix of the key", "Bearer " + EmulatorKey[:40], false},
+		{"not base64", "Bearer %%%", false},
+		{"no token", "Bearer", false},
+		{"empty token", "Bearer ", false},
+		{"basic", "Basic " + EmulatorKey, false},
+		{"a signature", v.Sign("GET", "metrics", "", "Sun, 22 Nov 2026 05:19:17 GMT"), false},
+		{"nothing", "", false},
+	}
+	for _, c := range cases {
+		if err := v.VerifyBearer(c.auth); (err == nil) != c.ok {
+			t.Errorf("%s: VerifyBearer(%q) = %v, want ok=%v", c.name, c.auth, err, c.ok)
+		}
+	}
+}

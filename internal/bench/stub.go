@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/ebbdb/ebb/internal/gateway"
 	"github.com/ebbdb/ebb/internal/server"
@@ -82,16 +81,13 @@ func startStub(h *stubHandler) (*Stub, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The same http.Server settings as internal/server.
+	srv := server.NewHTTPServer(h, server.TLSConfig(cert), server.DefaultTimeouts)
+	srv.ErrorLog = log.New(io.Discard, "", 0)
 	s := &Stub{
-		URL: fmt.Sprintf("https://%s/", ln.Addr()),
-		h:   h,
-		// The same http.Server settings as internal/server.
-		srv: &http.Server{
-			Handler:           h,
-			TLSConfig:         server.TLSConfig(cert),
-			ReadHeaderTimeout: 30 * time.Second,
-			ErrorLog:          log.New(io.Discard, "", 0),
-		},
+		URL:  fmt.Sprintf("https://%s/", ln.Addr()),
+		h:    h,
+		srv:  srv,
 		done: make(chan error, 1),
 	}
 	go func() {

@@ -239,6 +239,17 @@ func itemEtag(lsn uint64) string {
 	return fmt.Sprintf("\"%08x-0000-0000-0000-%012x\"", lsn>>48, lsn&0xffffffffffff)
 }
 
+// CheckStore reads one key through the store, so that a readiness probe
+// learns whether requests can be served now: the store's own error (nil
+// when the key is merely absent), within ctx's deadline.
+func (e *Engine) CheckStore(ctx context.Context) error {
+	_, err := e.store.Get(ctx, []byte{keyspace.Counter})
+	if err == storage.ErrNotFound {
+		return nil
+	}
+	return err
+}
+
 // StoredItems counts the item versions in storage, visible or expired
 // and not yet purged. It scans every item: for tests and tools.
 func (e *Engine) StoredItems() int {

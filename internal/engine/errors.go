@@ -26,6 +26,7 @@ var (
 	ErrNotFound           = dberr.ErrNotFound
 	ErrConflict           = dberr.ErrConflict
 	ErrPreconditionFailed = dberr.ErrPreconditionFailed
+	ErrStoreUnavailable   = dberr.ErrStoreUnavailable
 )
 
 // IsKind reports whether err is an engine error of kind k.

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -44,11 +45,15 @@ type Options struct {
 	CertPEM []byte
 	// Explorer serves /_explorer/ (nil: not mounted).
 	Explorer http.Handler
-	// Metrics receives request metrics; served at GET /metrics unless
-	// NoMetricsRoute is set (the server then serves them elsewhere).
+	// Metrics receives request metrics; served at GET /metrics to the
+	// master key's holder unless NoMetricsRoute is set (the server then
+	// serves them elsewhere).
 	Metrics        *metrics.Registry
 	NoMetricsRoute bool
-	Logger         *slog.Logger
+	// StoreBackend names the kind of store in readiness answers
+	// ("pebble", "memory", "postgres"); never its address.
+	StoreBackend string
+	Logger       *slog.Logger
 }
 
 // Gateway serves the REST API.
@@ -76,11 +81,24 @@ func New(opts Options) *Gateway {
 // error, which the wrapper turns into the Cosmos error response.
 type handler func(w http.ResponseWriter, r *http.Request) error
 
+// access says what a route asks of a request before its handler runs.
+type access int
+
+const (
+	// accessOpen asks nothing: health, the certificate, unknown paths.
+	accessOpen access = iota
+	// accessSigned asks for a master-key signature, as Cosmos does.
+	accessSigned
+	// accessKey asks for a master-key signature or "Bearer <master
+	// key>", for scrapers that cannot sign requests.
+	accessKey
+)
+
 // Handler returns the HTTP handler for the whole API.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	api := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, true)) }
-	open := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, false)) }
+	api := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessSigned)) }
+	open := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessOpen)) }
 
 	api("GET /{$}", g.account)
 
@@ -118,11 +136,15 @@ func (g *Gateway) Handler() http.Handler {
 
 	api("GET /_ebb/clock", g.readClock)
 	api("POST /_ebb/clock", g.setClock)
-	open("GET /_ebb/health", g.health)
+	open("GET /_ebb/health", g.live)
+	open("GET /_ebb/health/live", g.live)
+	open("GET /_ebb/health/ready", g.ready)
 	api("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
 	api("GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes)
 	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
-		mux.Handle("GET /metrics", g.opts.Metrics.Handler())
+		// The figures name every database and container with traffic, so
+		// on the API listener they are for the key holder only.
+		mux.Handle("GET /metrics", g.wrap("GET /metrics", serve(g.opts.Metrics.Handler()), accessKey))
 	}
 	open("GET /_explorer/emulator.pem", g.certificate)
 	if g.opts.Explorer != nil {
@@ -149,11 +171,20 @@ func foldTrailingSlash(next http.Handler) http.Handler {
 	})
 }
 
+// serve is h as a handler of this package, so that the wrapper's checks
+// apply to it.
+func serve(h http.Handler) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		h.ServeHTTP(w, r)
+		return nil
+	}
+}
+
 // wrap is what every request goes through, written once: activity id,
-// master-key check, throughput admission and charging, panic recovery,
-// error mapping, metrics. operation is the route pattern, which labels
-// the request's metrics.
-func (g *Gateway) wrap(operation string, h handler, checkAuth bool) http.Handler {
+// the check access asks for, throughput admission and charging, panic
+// recovery, error mapping, metrics. operation is the route pattern, which
+// labels the request's metrics.
+func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := g.opts.WallClock.Elapsed()
 		w := &recorder{ResponseWriter: rw}
@@ -164,12 +195,12 @@ func (g *Gateway) wrap(operation string, h handler, checkAuth bool) http.Handler
 		w.Header()[hActivity] = []string{activity}
 		defer func() {
 			if p := recover(); p != nil {
-				g.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p)
+				g.log.Error("panic serving request", "activity", activity, "method", r.Method, "path", r.URL.Path, "panic", p)
 				g.writeError(w, r, errors.New("internal error"))
 			}
 			g.observe(operation, r, w, g.opts.WallClock.Elapsed()-start)
 		}()
-		err := g.checkAuth(r, checkAuth)
+		err := g.checkAuth(r, a)
 		db, coll := r.PathValue("db"), r.PathValue("coll")
 		if err == nil && coll != "" {
 			err = g.eng.Admit(db, coll)
@@ -230,9 +261,14 @@ func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took t
 	}
 }
 
-func (g *Gateway) checkAuth(r *http.Request, required bool) error {
-	if !required {
+func (g *Gateway) checkAuth(r *http.Request, a access) error {
+	switch a {
+	case accessOpen:
 		return nil
+	case accessKey:
+		if h := r.Header.Get("authorization"); auth.IsBearer(h) {
+			return g.opts.Verifier.VerifyBearer(h)
+		}
 	}
 	resType, link, err := auth.ResourceOf(r.URL.EscapedPath())
 	if err != nil {
@@ -290,18 +326,27 @@ func classify(err error) (status int, code, msg string, sub int, retryAfter time
 		return http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "Request size is too large: the body is over " + strconv.FormatInt(mbe.Limit, 10) + " bytes.", 0, 0
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusRequestTimeout, "RequestTimeout", "The request was cancelled or timed out.", 0, 0
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The server's read timeout ended the body before it all came.
+		return http.StatusRequestTimeout, "RequestTimeout", "The request body did not arrive within the server's read timeout.", 0, 0
 	}
 	return http.StatusInternalServerError, "InternalServerError", "An internal error occurred.", 0, 0
 }
 
-// writeError writes the Cosmos error response for err.
+// writeError writes the Cosmos error response for err. What the client
+// is not told (an internal error, or why the store is unavailable, which
+// names the database's user, host and port) is logged here, once per
+// failed request, with the activity id the client also has.
 func (g *Gateway) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, code, msg, sub, retryAfter := classify(err)
-	if status == http.StatusInternalServerError {
-		g.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	h := w.Header()
+	switch status {
+	case http.StatusInternalServerError:
+		g.log.Error("internal error", "activity", h.Get(hActivity), "method", r.Method, "path", r.URL.Path, "err", err)
+	case http.StatusServiceUnavailable:
+		g.log.Warn("store unavailable", "activity", h.Get(hActivity), "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	setCharge(w, 1)
-	h := w.Header()
 	if sub != 0 {
 		h.Set("x-ms-substatus", strconv.Itoa(sub))
 	}
@@ -317,7 +362,7 @@ func (g *Gateway) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	body := []byte(`{"code":`)
 	body = appendJSONString(body, code)
 	body = append(body, `,"message":`...)
-	body = appendJSONString(body, cosmosMessage(msg, h.Get("x-ms-activity-id"), r.URL.RequestURI()))
+	body = appendJSONString(body, cosmosMessage(msg, h.Get(hActivity), r.URL.RequestURI()))
 	body = append(body, '}')
 	_, _ = w.Write(body)
 }
@@ -344,12 +389,6 @@ func (g *Gateway) notImplemented(w http.ResponseWriter, r *http.Request) error {
 
 func (g *Gateway) unknownPath(w http.ResponseWriter, r *http.Request) error {
 	return &engine.Error{Kind: engine.KindNotFound, Message: "No resource at " + r.Method + " " + r.URL.Path + "."}
-}
-
-func (g *Gateway) health(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "application/json")
-	_, err := w.Write([]byte(`{"status":"ok"}`))
-	return err
 }
 
 func (g *Gateway) certificate(w http.ResponseWriter, r *http.Request) error {

@@ -1,10 +1,15 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +50,8 @@ func TestClassify(t *testing.T) {
 		{"body over the limit", &http.MaxBytesError{Limit: 2048}, 413, "RequestEntityTooLarge", "Request size is too large: the body is over 2048 bytes.", 0, 0},
 		{"cancelled", context.Canceled, 408, "RequestTimeout", "The request was cancelled or timed out.", 0, 0},
 		{"deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), 408, "RequestTimeout", "The request was cancelled or timed out.", 0, 0},
-		{"storage outage", outage, 503, "ServiceUnavailable", "The storage backend is unavailable right now: " + outage.Error(), 0, 0},
+		{"body read timed out", fmt.Errorf("read body: %w", os.ErrDeadlineExceeded), 408, "RequestTimeout", "The request body did not arrive within the server's read timeout.", 0, 0},
+		{"storage outage", outage, 503, "ServiceUnavailable", engine.ErrStoreUnavailable.Message, 0, 0},
 		{"unknown", errors.New("disk on fire"), 500, "InternalServerError", internal, 0, 0},
 	}
 	kinds := map[engine.Kind]bool{}
@@ -64,5 +70,33 @@ func TestClassify(t *testing.T) {
 		if !kinds[k] {
 			t.Errorf("engine kind %d is in errorStatus but has no row here", k)
 		}
+	}
+}
+
+// TestUnavailableHidesCause checks that a storage outage tells the client
+// only that the store is unavailable, while the log keeps the driver's
+// detail under the activity id the client was given.
+func TestUnavailableHidesCause(t *testing.T) {
+	secrets := []string{"alice", "secretdb", "db.internal", "6543"}
+	outage := fmt.Errorf("postgres: get: %w: failed to connect to `user=alice database=secretdb`: db.internal:6543: connection refused", storage.ErrUnavailable)
+	var logs bytes.Buffer
+	g := New(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/dbs/d/colls/c/docs/x", nil)
+	req.Header.Set("x-ms-activity-id", "11111111-2222-4333-8444-555555555555")
+	g.wrap("op", func(w http.ResponseWriter, r *http.Request) error { return outage }, accessOpen).ServeHTTP(rec, req)
+
+	body := rec.Body.String()
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(body, `"code":"ServiceUnavailable"`) {
+		t.Fatalf("got %d %s, want 503 ServiceUnavailable", rec.Code, body)
+	}
+	for _, s := range secrets {
+		if strings.Contains(body, s) {
+			t.Errorf("the 503 body names %q: %s", s, body)
+		}
+	}
+	line := logs.String()
+	if strings.Count(line, "\n") != 1 || !strings.Contains(line, "activity=11111111-2222-4333-8444-555555555555") || !strings.Contains(line, "db.internal:6543") {
+		t.Errorf("want one log line with the activity id and the cause, got:\n%s", line)
 	}
 }

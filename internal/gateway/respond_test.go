@@ -40,7 +40,7 @@ func TestSetCharge(t *testing.T) {
 	for _, tt := range tests {
 		m := metrics.New()
 		rec := httptest.NewRecorder()
-		New(Options{Metrics: m}).wrap("op", tt.h, false).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+		New(Options{Metrics: m}).wrap("op", tt.h, accessOpen).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
 		var d dto.Metric
 		if err := m.RequestUnits.WithLabelValues("op").Write(&d); err != nil {
 			t.Fatal(err)

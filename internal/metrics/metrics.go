@@ -20,6 +20,10 @@ type Registry struct {
 	RequestUnits    *prometheus.CounterVec   // operation
 	Throttled       *prometheus.CounterVec   // operation
 
+	// Connections, by listener ("api" or "metrics").
+	OpenConnections  *prometheus.GaugeVec
+	ConnectionCapHit *prometheus.CounterVec
+
 	// TTL expiry. The container label is "<db>/<container>".
 	TTLPurged         *prometheus.CounterVec
 	TTLPurgeLag       *prometheus.HistogramVec
@@ -50,6 +54,14 @@ func New() *Registry {
 		Name: "ebb_throttled_requests_total",
 		Help: "Requests answered 429 because their offer's throughput was used up.",
 	}, []string{"operation"})
+	r.OpenConnections = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ebb_open_connections",
+		Help: "Client connections a listener holds open.",
+	}, []string{"listener"})
+	r.ConnectionCapHit = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ebb_connection_cap_reached_total",
+		Help: "Times a listener had --max-connections open and left new connections waiting until one closed.",
+	}, []string{"listener"})
 	r.TTLPurged = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ebb_ttl_purged_total",
 		Help: "Expired items physically deleted by the purger.",
@@ -85,6 +97,7 @@ func New() *Registry {
 	}, []string{"container"})
 	r.reg.MustRegister(
 		r.RequestDuration, r.RequestUnits, r.Throttled,
+		r.OpenConnections, r.ConnectionCapHit,
 		r.TTLPurged, r.TTLPurgeLag, r.TTLPurgerWakeups, r.TTLPurgeThrottled, r.TTLPurgeUnits,
 		r.TTLBacklog, r.TTLOldestUnpurged, r.PKDeletedItems,
 		collectors.NewGoCollector(),

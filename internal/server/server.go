@@ -5,6 +5,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -63,9 +64,16 @@ type Config struct {
 	// ClockGrace is how long a forward wall-clock jump is distrusted
 	// before Ebb's time follows it.
 	ClockGrace time.Duration
-	// MetricsListen serves /metrics on another address instead of the
-	// API listener.
+	// MetricsListen serves /metrics on another address, without a key,
+	// instead of on the API listener, where it needs the master key.
 	MetricsListen string
+	// Timeouts bound each part of a request on every listener; zero
+	// fields take DefaultTimeouts' values.
+	Timeouts Timeouts
+	// MaxConnections caps the connections each listener holds open at
+	// once; beyond it, new ones wait to be accepted. Zero means
+	// DefaultMaxConnections.
+	MaxConnections int
 	// WrapStore, if set, wraps the store the engine uses (benchmarks
 	// count storage operations this way).
 	WrapStore func(storage.Store) storage.Store
@@ -78,6 +86,81 @@ type Config struct {
 	Clock clock.Clock
 }
 
+// Timeouts bound how long a connection may take over each part of a
+// request, so that clients that send slowly, or not at all, cannot hold
+// connections forever.
+type Timeouts struct {
+	// ReadHeader bounds the TLS handshake and reading a request's
+	// headers.
+	ReadHeader time.Duration
+	// Read bounds reading a whole request, headers and body: a 2 MB
+	// document needs about 35 KB/s to arrive within the default.
+	Read time.Duration
+	// Write bounds a request from the end of its headers to the end of
+	// its response: reading the body, running it (a long query page
+	// takes seconds) and sending the answer. It must exceed Read.
+	Write time.Duration
+	// Idle bounds how long a kept-alive connection waits for its next
+	// request. The default outlasts the SDKs' own idle timeouts (Go's
+	// is 90 s), so a client rarely reuses a connection the server is
+	// closing.
+	Idle time.Duration
+}
+
+// DefaultTimeouts are the timeouts of a Config that sets none.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: time.Minute, Write: 2 * time.Minute, Idle: 2 * time.Minute}
+
+// DefaultMaxConnections is the connection cap of a Config that sets
+// none: well above what a fleet of SDK clients keeps open (each pools
+// connections per endpoint), well below the file descriptors a process
+// may have.
+const DefaultMaxConnections = 4096
+
+// orDefault returns t with each zero field set from DefaultTimeouts.
+func (t Timeouts) orDefault() Timeouts {
+	d := DefaultTimeouts
+	return Timeouts{
+		ReadHeader: cmp.Or(t.ReadHeader, d.ReadHeader),
+		Read:       cmp.Or(t.Read, d.Read),
+		Write:      cmp.Or(t.Write, d.Write),
+		Idle:       cmp.Or(t.Idle, d.Idle),
+	}
+}
+
+// check reports timeouts that cannot work. REQUIRES: t came from
+// orDefault, so zero means zero.
+func (t Timeouts) check() error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"read-header", t.ReadHeader}, {"read", t.Read}, {"write", t.Write}, {"idle", t.Idle}} {
+		if f.d < 0 {
+			return fmt.Errorf("the %s timeout must not be negative; got %v", f.name, f.d)
+		}
+	}
+	// The write timeout starts when the headers are read, so a body that
+	// takes all of the read timeout to arrive would leave no time to answer.
+	if t.Write <= t.Read {
+		return fmt.Errorf("the write timeout (%v) must exceed the read timeout (%v): it also covers reading the body", t.Write, t.Read)
+	}
+	return nil
+}
+
+// NewHTTPServer is the http.Server every Ebb listener runs: h with
+// tlsConfig (nil for plain HTTP) and t's timeouts, zero fields taking
+// the defaults.
+func NewHTTPServer(h http.Handler, tlsConfig *tls.Config, t Timeouts) *http.Server {
+	t = t.orDefault()
+	return &http.Server{
+		Handler:           h,
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+	}
+}
+
 // Server is a running Ebb.
 type Server struct {
 	cfg         Config
@@ -86,8 +169,10 @@ type Server struct {
 	Manual      *clock.Manual
 	Metrics     *metrics.Registry
 	metricsHTTP *http.Server
-	http        *http.Server
-	listener    net.Listener
+	// metricsListener is set with cfg.MetricsListen.
+	metricsListener net.Listener
+	http            *http.Server
+	listener        net.Listener
 	// URL is the endpoint clients connect to.
 	URL     string
 	CertPEM []byte
@@ -102,6 +187,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Key == "" {
 		cfg.Key = auth.EmulatorKey
 	}
+	cfg.Timeouts = cfg.Timeouts.orDefault()
+	if err := cfg.Timeouts.check(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxConnections < 0 {
+		return nil, fmt.Errorf("the connection cap must not be negative; got %d", cfg.MaxConnections)
+	}
+	cfg.MaxConnections = cmp.Or(cfg.MaxConnections, DefaultMaxConnections)
 	verifier, err := auth.NewVerifier(cfg.Key)
 	if err != nil {
 		return nil, err
@@ -124,15 +217,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.Manual = nil
 	}
 	shared := false
+	// backend names the kind of store in readiness answers.
+	backend := "pebble"
 	switch {
 	case cfg.Store != "":
 		if !strings.HasPrefix(cfg.Store, "postgres://") && !strings.HasPrefix(cfg.Store, "postgresql://") {
 			return nil, fmt.Errorf("--store: only postgres:// URLs are supported, got %q", cfg.Store)
 		}
 		s.store, err = postgres.Open(ctx, cfg.Store, postgres.Options{MaxConns: int32(cfg.PGMaxConns), StatementTimeout: cfg.PGStatementTimeout})
-		shared = true
+		shared, backend = true, "postgres"
 	case cfg.Memory:
 		s.store, err = pebble.OpenMemory()
+		backend = "memory"
 	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
@@ -180,25 +276,25 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	gw := gateway.New(gateway.Options{
 		Engine: s.Engine, Verifier: verifier, WallClock: wall, ManualClock: s.Manual,
 		Advertise: cfg.Advertise, CertPEM: s.CertPEM, Logger: cfg.Logger,
-		Metrics: s.Metrics, NoMetricsRoute: cfg.MetricsListen != "",
+		Metrics: s.Metrics, NoMetricsRoute: cfg.MetricsListen != "", StoreBackend: backend,
 		Explorer: web.Handler(web.Config{EmulatorKey: cfg.Key, ClockControl: cfg.ClockControl}),
 	})
-	s.listener, err = net.Listen("tcp", cfg.Listen)
+	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
+	s.listener = s.limit(ln, "api")
 	scheme := "https"
 	if cfg.NoTLS {
 		scheme = "http"
 	}
 	s.URL = fmt.Sprintf("%s://%s/", scheme, s.listener.Addr())
-	s.http = &http.Server{
-		Handler:           gw.Handler(),
-		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
-	}
+	// net/http reports clients that time out or hang up here; they are
+	// routine, so they log at debug.
+	errorLog := slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)
+	s.http = NewHTTPServer(gw.Handler(), tlsConfig, cfg.Timeouts)
+	s.http.ErrorLog = errorLog
 	if cfg.MetricsListen != "" {
 		ml, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
@@ -208,8 +304,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", s.Metrics.Handler())
-		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
-		go s.metricsHTTP.Serve(ml)
+		s.metricsHTTP = NewHTTPServer(mux, nil, cfg.Timeouts)
+		s.metricsHTTP.ErrorLog = errorLog
+		s.metricsListener = s.limit(ml, "metrics")
+		go s.metricsHTTP.Serve(s.metricsListener)
 	}
 	go func() {
 		var err error
@@ -226,8 +324,24 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// limit caps the connections l holds open at cfg.MaxConnections;
+// listener labels its connection metrics.
+func (s *Server) limit(l net.Listener, listener string) net.Listener {
+	return newLimitListener(l, s.cfg.MaxConnections,
+		s.Metrics.OpenConnections.WithLabelValues(listener), s.Metrics.ConnectionCapHit.WithLabelValues(listener))
+}
+
 // Addr is the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.listener.Addr() }
+
+// MetricsAddr is the address of the metrics listener (cfg.MetricsListen),
+// or nil when metrics are served on the API listener.
+func (s *Server) MetricsAddr() net.Addr {
+	if s.metricsListener == nil {
+		return nil
+	}
+	return s.metricsListener.Addr()
+}
 
 // Done receives the serve loop's error (nil after Shutdown).
 func (s *Server) Done() <-chan error { return s.done }

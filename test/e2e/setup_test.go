@@ -72,7 +72,9 @@ func startWith(t testing.TB, cfg server.Config) *env {
 		cfg.Clock, cfg.ClockControl = m, true
 	}
 	cfg.Listen = "127.0.0.1:0"
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	srv, err := server.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

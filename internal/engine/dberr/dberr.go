@@ -67,14 +67,20 @@ func IsKind(err error, k Kind) bool {
 	return errors.As(err, &e) && e.Kind == k
 }
 
+// ErrStoreUnavailable is what a client is told when the storage backend
+// cannot be reached. It names no cause: the driver's error holds the
+// database's user, host, port and name, which are the server's business;
+// the gateway logs them with the request's activity id instead.
+var ErrStoreUnavailable = &Error{Kind: KindUnavailable, Message: "The storage backend is unavailable right now; retry later."}
+
 // ClientError returns err as the client is to see it: an error from a
-// storage backend that cannot be reached right now becomes an *Error of
-// KindUnavailable that names the cause. Engine errors, and errors it has
-// nothing to say about, are returned as they are.
+// storage backend that cannot be reached right now becomes
+// ErrStoreUnavailable. Engine errors, and errors it has nothing to say
+// about, are returned as they are.
 func ClientError(err error) error {
 	var e *Error
 	if errors.As(err, &e) || !errors.Is(err, storage.ErrUnavailable) {
 		return err
 	}
-	return &Error{Kind: KindUnavailable, Message: "The storage backend is unavailable right now: " + err.Error()}
+	return ErrStoreUnavailable
 }

@@ -100,7 +100,7 @@ export async function startEbb({ extraArgs = [] } = {}) {
   });
 
   const endpoint = `http://127.0.0.1:${port}/`;
-  await waitHealthy(endpoint, exited);
+  await waitReady(endpoint, exited);
 
   let stopped = false;
   return {
@@ -126,23 +126,24 @@ export async function startEbb({ extraArgs = [] } = {}) {
   };
 }
 
-// waitHealthy polls GET /_ebb/health until it answers 200, the process
-// exits, or the start deadline passes.
-async function waitHealthy(endpoint, exited) {
+// waitReady polls GET /_ebb/health/ready until it answers 200 (the
+// server reached its store), the process exits, or the start deadline
+// passes.
+async function waitReady(endpoint, exited) {
   let dead = false;
   exited.then(() => (dead = true));
   const deadline = Date.now() + START_DEADLINE_MS;
   let lastError;
   while (Date.now() < deadline && !dead) {
     try {
-      const res = await fetch(new URL("_ebb/health", endpoint), { signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(new URL("_ebb/health/ready", endpoint), { signal: AbortSignal.timeout(5_000) });
       await res.arrayBuffer();
       if (res.ok) return;
-      lastError = new Error(`health answered ${res.status}`);
+      lastError = new Error(`readiness answered ${res.status}`);
     } catch (err) {
       lastError = err;
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`ebb at ${endpoint} did not become healthy: ${dead ? "process exited" : lastError}`);
+  throw new Error(`ebb at ${endpoint} did not become ready: ${dead ? "process exited" : lastError}`);
 }
