@@ -42,7 +42,7 @@ func AccountDocument(id, endpoint string) ([]byte, error) {
 		"readableLocations":            loc,
 		"enableMultipleWriteLocations": false,
 		"userReplicationPolicy":        map[string]any{"asyncReplication": false, "minReplicaSetSize": 1, "maxReplicasetSize": 4},
-		"userConsistencyPolicy":        map[string]any{"defaultConsistencyLevel": "Session"},
+		"userConsistencyPolicy":        map[string]any{"defaultConsistencyLevel": accountConsistency},
 		"systemReplicationPolicy":      map[string]any{"minReplicaSetSize": 1, "maxReplicasetSize": 4},
 		"readPolicy":                   map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
 		"queryEngineConfiguration":     queryEngineConfiguration,

@@ -201,6 +201,9 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 			g.observe(operation, r, w, g.opts.WallClock.Elapsed()-start)
 		}()
 		err := g.checkAuth(r, a)
+		if err == nil && a != accessOpen {
+			err = checkRequestOptions(r)
+		}
 		db, coll := r.PathValue("db"), r.PathValue("coll")
 		if err == nil && coll != "" {
 			err = g.eng.Admit(db, coll)

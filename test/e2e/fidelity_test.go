@@ -49,3 +49,38 @@ func TestIndexingPolicyNormalized(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestOptionsNotIgnored: request headers that would change what a
+// request does are honoured or refused, never ignored.
+func TestRequestOptionsNotIgnored(t *testing.T) {
+	e := start(t)
+	rc := newRest(t, e)
+	ttlContainer(t, e, "opts", nil)
+	item := []byte(`{"id":"1","pk":"p"}`)
+	path := "/dbs/db-opts/colls/opts/docs"
+	pk := `["p"]`
+	for _, tc := range []struct {
+		hdr    map[string]string
+		status int
+		text   string
+	}{
+		{map[string]string{"x-ms-consistency-level": "Strong"}, 400, "ConsistencyLevel Strong specified in the request is invalid when service is configured with consistency level Session."},
+		{map[string]string{"x-ms-consistency-level": "Eventual"}, 201, ""},
+		{map[string]string{"x-ms-consistency-level": "Sometimes"}, 400, "x-ms-consistency-level"},
+		{map[string]string{"x-ms-documentdb-pre-trigger-include": "t1"}, 501, "x-ms-documentdb-pre-trigger-include"},
+		{map[string]string{"x-ms-documentdb-post-trigger-include": "t1"}, 501, "x-ms-documentdb-post-trigger-include"},
+		{map[string]string{"x-ms-indexing-directive": "Exclude"}, 501, "x-ms-indexing-directive"},
+		{map[string]string{"x-ms-indexing-directive": "Maybe"}, 400, "x-ms-indexing-directive"},
+	} {
+		tc.hdr["x-ms-documentdb-partitionkey"] = pk
+		tc.hdr["x-ms-documentdb-is-upsert"] = "true"
+		r := rc.do(t, "POST", path, tc.hdr, item)
+		want := tc.status
+		if want == 201 && r.status == 200 {
+			want = 200 // the upsert replaced the item
+		}
+		if r.status != want || !strings.Contains(string(r.body), tc.text) {
+			t.Errorf("%v: %d %s, want %d naming %q", tc.hdr, r.status, r.body, tc.status, tc.text)
+		}
+	}
+}
