@@ -84,3 +84,31 @@ func TestRequestOptionsNotIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsupportedContainerPropertiesRefused: a container property whose
+// meaning Ebb does not implement is refused, naming it, instead of being
+// stored and then ignored.
+func TestUnsupportedContainerPropertiesRefused(t *testing.T) {
+	e := start(t)
+	rc := newRest(t, e)
+	e.database(t, "db-props")
+	for _, tc := range []struct {
+		extra  string
+		status int
+		name   string
+	}{
+		{`"vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","dimensions":3,"distanceFunction":"cosine"}]}`, 501, "vectorEmbeddingPolicy"},
+		{`"fullTextPolicy":{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/t","language":"en-US"}]}`, 501, "fullTextPolicy"},
+		{`"indexingPolicy":{"vectorIndexes":[{"path":"/v","type":"flat"}]}`, 501, "vectorIndexes"},
+		{`"analyticalStorageTtl":-1`, 400, "analyticalStorageTtl"},
+		{`"geospatialConfig":{"type":"Geometry"}`, 501, "Geography"},
+		{`"geospatialConfig":{"type":"Geography"}`, 201, ""},
+		{`"conflictResolutionPolicy":{"mode":"LastWriterWins","conflictResolutionPath":"/_ts"}`, 201, ""},
+	} {
+		body := `{"id":"c` + string(rune('a'+len(tc.extra)%26)) + string(rune('a'+tc.status%26)) + `","partitionKey":{"paths":["/pk"]},` + tc.extra + `}`
+		r := rc.do(t, "POST", "/dbs/db-props/colls", nil, []byte(body))
+		if r.status != tc.status || !strings.Contains(string(r.body), tc.name) {
+			t.Errorf("%s: %d %s, want %d naming %q", tc.extra, r.status, r.body, tc.status, tc.name)
+		}
+	}
+}

@@ -56,6 +56,12 @@ func BadRequest(format string, args ...any) *Error {
 	return &Error{Kind: KindBadRequest, Message: fmt.Sprintf(format, args...)}
 }
 
+// NotImplemented is a KindNotImplemented error (501) with a formatted
+// message, for a feature Ebb does not have.
+func NotImplemented(format string, args ...any) *Error {
+	return &Error{Kind: KindNotImplemented, Message: fmt.Sprintf(format, args...)}
+}
+
 // NotFound is a KindNotFound error with a formatted message.
 func NotFound(format string, args ...any) *Error {
 	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}

@@ -69,7 +69,43 @@ func ParseContainerSpec(body []byte, ms []document.Member) (ContainerSpec, error
 	if spec.Unique, err = unique.ParsePolicy(document.Lookup(ms, "uniqueKeyPolicy")); err != nil {
 		return spec, err
 	}
-	return spec, nil
+	return spec, refuseUnsupported(ms)
+}
+
+// refuseUnsupported refuses the container properties whose meaning Ebb
+// does not implement, rather than store them and behave otherwise than
+// they say. (Properties that cannot change a result on a single-region
+// account, such as conflictResolutionPolicy, are kept and echoed; see
+// docs/compatibility.md.)
+func refuseUnsupported(ms []document.Member) error {
+	set := func(name string) bool {
+		v := document.Lookup(ms, name)
+		return v != nil && string(v) != "null"
+	}
+	for _, name := range []string{"vectorEmbeddingPolicy", "fullTextPolicy"} {
+		if set(name) {
+			return dberr.NotImplemented("The container property %s is not supported by Ebb yet.", name)
+		}
+	}
+	if set("analyticalStorageTtl") {
+		return dberr.BadRequest("The container property analyticalStorageTtl needs the analytical store, which Ebb does not have; leave it out.")
+	}
+	if g := document.Lookup(ms, "geospatialConfig"); g != nil && string(g) != "null" {
+		var cfg struct{ Type string }
+		if json.Unmarshal(g, &cfg) != nil || !strings.EqualFold(cfg.Type, "Geography") {
+			return dberr.NotImplemented("Ebb supports geospatialConfig type Geography only; got %s.", document.Truncate(g, 64))
+		}
+	}
+	if p := document.Lookup(ms, "indexingPolicy"); p != nil {
+		if pms, ok := document.ObjectMembers(p); ok {
+			for _, name := range []string{"vectorIndexes", "fullTextIndexes"} {
+				if v := document.Lookup(pms, name); v != nil && string(v) != "null" && string(v) != "[]" {
+					return dberr.NotImplemented("The indexing policy's %s are not supported by Ebb yet.", name)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ContainerBody normalizes a client's container body: the client's
