@@ -2,9 +2,12 @@
 // body (the Go SDK's {"condition", "operations"} or the JS SDK's bare
 // array), checking each operation (add, set, replace, remove, incr,
 // move) against the service's rules and limits, and applying it to a
-// parsed document. The engine runs a patch as a write: it reads the
-// visible item, checks the condition, applies the operations here and
-// stores the result through the same path as a replace.
+// parsed document. incr adds integers exactly in 64 bits and refuses,
+// rather than rounds or wraps, a sum it cannot represent (incr.go says
+// what the service is known to do). The engine runs a patch as a write:
+// it reads the visible item, checks the condition, applies the
+// operations here and stores the result through the same path as a
+// replace.
 package patch
 
 import (
@@ -141,13 +144,9 @@ func (op *Op) Apply(doc query.Value, n int) error {
 		switch cur.Kind() {
 		case query.Undefined:
 		case query.Number:
-			sum := cur.Number() + op.value.Number()
-			if isInt(cur) && isInt(op.value) {
-				a, _ := strconv.ParseInt(cur.JSON(), 10, 64)
-				b, _ := strconv.ParseInt(op.value.JSON(), 10, 64)
-				sum = float64(a + b)
+			if op.value, err = increment(cur, op.value); err != nil {
+				return fail("%v", err)
 			}
-			op.value = query.NumberValue(sum)
 		default:
 			return fail("the target is a %s, not a number.", cur.Kind())
 		}
@@ -160,11 +159,6 @@ func (op *Op) Apply(doc query.Value, n int) error {
 		}
 	}
 	return nil
-}
-
-func isInt(v query.Value) bool {
-	_, err := strconv.ParseInt(v.JSON(), 10, 64)
-	return err == nil
 }
 
 // parentOf walks to the container holding the path's last token.
