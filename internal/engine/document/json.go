@@ -52,8 +52,8 @@ func ObjectMembers(doc []byte) ([]Member, bool) {
 	return out, true
 }
 
-// Lookup returns the value of the last member named key (the last one
-// wins, as in JavaScript's JSON.parse).
+// Lookup returns the value of the last member named key, nil if there is
+// none. An object that passed CheckShape has at most one.
 func Lookup(ms []Member, key string) []byte {
 	var v []byte
 	for _, m := range ms {
@@ -246,21 +246,41 @@ func isLinkProperty(key string, extra [][2]string) bool {
 const maxDepth = 128
 
 // CheckShape rejects what json.Valid lets through but a document cannot
-// be: nesting beyond maxDepth and numbers beyond float64's range (Cosmos
-// numbers are IEEE doubles).
+// be: nesting beyond maxDepth, numbers beyond float64's range (Cosmos
+// numbers are IEEE doubles) and an object that names a property twice
+// (names.go says why). It is one scan over doc and allocates nothing for
+// objects of up to linearNames members whose names need no unescaping.
 // REQUIRES: json.Valid(doc).
 func CheckShape(doc []byte) error {
+	// The open objects' names start in arrays on the stack; only a document
+	// with many names open at once or a wide object allocates.
+	var frameBuf [16]nameFrame
+	var nameBuf [64]string
+	names := nameSets{frames: frameBuf[:0], names: nameBuf[:0]}
 	depth := 0
 	for i := 0; i < len(doc); i++ {
 		switch c := doc[i]; {
 		case c == '"':
-			i = skipString(doc, i) - 1
+			end := skipString(doc, i)
+			// A string followed by ':' is a member's name (doc is JSON).
+			if j := SkipSpace(doc, end); j < len(doc) && doc[j] == ':' {
+				name := memberName(doc[i:end])
+				var ok bool
+				if names, ok = names.add(name); !ok {
+					return duplicateName(doc, i, name)
+				}
+				i = j
+				continue
+			}
+			i = end - 1
 		case c == '{' || c == '[':
 			if depth++; depth > maxDepth {
 				return dberr.BadRequest("The document nests objects and arrays more than %d levels deep.", maxDepth)
 			}
+			names = names.open()
 		case c == '}' || c == ']':
 			depth--
+			names = names.close()
 		case c == '-' || c >= '0' && c <= '9':
 			end := SkipValue(doc, i)
 			num := doc[i:end]

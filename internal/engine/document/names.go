@@ -1,0 +1,230 @@
+package document
+
+import (
+	"bytes"
+	"reflect"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+)
+
+// Why a document may not name a property twice.
+//
+// RFC 8259 leaves what {"id":"a","id":"b"} means to the reader, and Ebb's
+// readers disagreed: Lookup (the id, the partition key, the ttl) took the
+// last value, the query engine's field reader the first and its full
+// parser refused the document. One stored item then had two ids. No
+// public documentation, SDK test or issue says what the service does
+// with such a body, so Ebb refuses it with 400, at every depth, before
+// anything reads it: a stored document then has one meaning for all.
+// Names are compared after unescaping, so "\u0069d" repeats "id".
+
+// linearNames is how many names of one object are compared one by one
+// before the object's names go into a map.
+const linearNames = 16
+
+// nameSets holds the member names of the objects open at one point of a
+// scan, so that a repeated name is found where it appears.
+type nameSets struct {
+	// frames has one entry per open object or array, innermost last.
+	frames []nameFrame
+	// names are the names of the open objects, outer objects first.
+	// INVARIANT: the innermost object's names are names[top.start:],
+	// unless it has an index.
+	names []string
+}
+
+type nameFrame struct {
+	start int
+	// index holds the object's names once it has more than linearNames.
+	index map[string]struct{}
+}
+
+// The methods take and return nameSets by value, so that a scan's sets
+// can live on its stack: the compiler moves what a pointer's target
+// appends to onto the heap.
+
+func (s nameSets) open() nameSets {
+	s.frames = append(s.frames, nameFrame{start: len(s.names)})
+	return s
+}
+
+func (s nameSets) close() nameSets {
+	if n := len(s.frames); n > 0 {
+		s.names = s.names[:s.frames[n-1].start]
+		s.frames = s.frames[:n-1]
+	}
+	return s
+}
+
+// add records a name of the innermost object; ok is false if that object
+// already has it.
+func (s nameSets) add(name string) (_ nameSets, ok bool) {
+	if len(s.frames) == 0 {
+		return s, true // a name outside any object: not JSON, which callers rule out
+	}
+	f := &s.frames[len(s.frames)-1]
+	if f.index != nil {
+		if _, dup := f.index[name]; dup {
+			return s, false
+		}
+		f.index[name] = struct{}{}
+		return s, true
+	}
+	for _, n := range s.names[f.start:] {
+		if n == name {
+			return s, false
+		}
+	}
+	s.names = append(s.names, name)
+	if len(s.names)-f.start > linearNames {
+		f.index = make(map[string]struct{}, 4*linearNames)
+		for _, n := range s.names[f.start:] {
+			f.index[n] = struct{}{}
+		}
+		s.names = s.names[:f.start]
+	}
+	return s, true
+}
+
+// memberName returns the name a member's key literal stands for. A name
+// without escapes shares doc's memory, which the caller must not change
+// while it holds the name.
+func memberName(lit []byte) string {
+	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 {
+		return unsafe.String(unsafe.SliceData(lit[1:]), len(lit)-2)
+	}
+	return Unquote(lit)
+}
+
+// duplicateName is the error for a name repeated at offset off of doc.
+func duplicateName(doc []byte, off int, name string) error {
+	where := "the top-level object"
+	if p := containerPath(doc, off); p != "" {
+		where = "the object at " + p
+	}
+	return dberr.BadRequest("Duplicate property name %q in %s (byte offset %d); a property may appear only once in an object.", Truncate([]byte(name), 64), where, off)
+}
+
+// containerPath returns the JSON Pointer of the object or array whose
+// member is at offset off of doc ("" for the top level). It runs only to
+// word an error, so it walks doc again rather than slow the scan down.
+// REQUIRES: json.Valid(doc).
+func containerPath(doc []byte, off int) string {
+	var path []string
+	i := SkipSpace(doc, 0)
+	for depth := 0; depth <= maxDepth && i < len(doc); depth++ {
+		open := doc[i]
+		next := -1
+		j := SkipSpace(doc, i+1)
+		for n := 0; j < len(doc) && doc[j] != '}' && doc[j] != ']'; n++ {
+			tok := strconv.Itoa(n)
+			if open == '{' {
+				keyEnd := skipString(doc, j)
+				tok = Unquote(doc[j:keyEnd])
+				j = SkipSpace(doc, SkipSpace(doc, keyEnd)+1) // ':'
+			}
+			end := SkipValue(doc, j)
+			if j <= off && off < end && j < len(doc) && (doc[j] == '{' || doc[j] == '[') {
+				next = j
+				path = append(path, tok)
+				break
+			}
+			if j = SkipSpace(doc, end); j < len(doc) && doc[j] == ',' {
+				j = SkipSpace(doc, j+1)
+			}
+		}
+		if next < 0 {
+			break
+		}
+		i = next
+	}
+	var b strings.Builder
+	for _, tok := range path {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(Truncate([]byte(tok), 64)))
+	}
+	return b.String()
+}
+
+// Fields returns the JSON names of v's struct fields, as encoding/json
+// decodes them (a field's tag name, else its Go name; "-" is skipped).
+func Fields(v any) []string {
+	t := reflect.TypeOf(v)
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// CheckFields refuses the JSON object at offset off of doc when two of its
+// members would decode into the same one of fields: encoding/json keeps
+// the last of them and matches names regardless of case, so {"op":"set",
+// "OP":"remove"} would be a remove to Ebb and perhaps a set to whoever
+// wrote it. Members that match no field are ignored, as the decoder
+// ignores them. Requests decoded into Go structs (a patch's operations, a
+// batch's) call it on each such object. It does nothing when doc[off:]
+// is not an object, which the decoder reports.
+// REQUIRES: json.Valid(doc); len(fields) <= 64.
+func CheckFields(doc []byte, off int, fields []string) error {
+	off = SkipSpace(doc, off)
+	if off >= len(doc) || doc[off] != '{' {
+		return nil
+	}
+	ms, _ := ObjectMembers(doc[off:SkipValue(doc, off)])
+	var seen [64]int // 1 + the index in ms of the member holding each field
+	for i, m := range ms {
+		for f, name := range fields[:min(len(fields), len(seen))] {
+			if !strings.EqualFold(m.Key, name) {
+				continue
+			}
+			if seen[f] == 0 {
+				seen[f] = i + 1
+				break
+			}
+			at, first := off+m.Start, ms[seen[f]-1].Key
+			where := "the top-level object"
+			if p := containerPath(doc, at); p != "" {
+				where = "the object at " + p
+			}
+			if first == m.Key {
+				return duplicateName(doc, at, m.Key)
+			}
+			return dberr.BadRequest("The properties %q and %q in %s (byte offset %d) are the same property %q; send it once.", Truncate([]byte(first), 64), Truncate([]byte(m.Key), 64), where, at, name)
+		}
+	}
+	return nil
+}
+
+// CheckFieldsOfEach runs CheckFields on each element of the JSON array
+// at offset off of doc; it does nothing when that is not an array.
+// REQUIRES: json.Valid(doc).
+func CheckFieldsOfEach(doc []byte, off int, fields []string) error {
+	i := SkipSpace(doc, off)
+	if i >= len(doc) || doc[i] != '[' {
+		return nil
+	}
+	for i = SkipSpace(doc, i+1); i < len(doc) && doc[i] != ']'; {
+		if err := CheckFields(doc, i, fields); err != nil {
+			return err
+		}
+		if i = SkipSpace(doc, SkipValue(doc, i)); i < len(doc) && doc[i] == ',' {
+			i = SkipSpace(doc, i+1)
+		}
+	}
+	return nil
+}
