@@ -35,19 +35,59 @@ type Op struct {
 	value      query.Value
 }
 
+// request is the Go SDK's patch body.
+type request struct {
+	Condition  string `json:"condition"`
+	Operations []Op   `json:"operations"`
+}
+
+// The names encoding/json decodes a patch body's objects by.
+var (
+	requestFields = document.Fields(request{})
+	opFields      = document.Fields(Op{})
+)
+
+// checkRequestFields runs document.CheckFields on the request object at
+// offset off of body and on each of its operations.
+// REQUIRES: json.Valid(body).
+func checkRequestFields(body []byte, off int) error {
+	if err := document.CheckFields(body, off, requestFields); err != nil {
+		return err
+	}
+	ms, _ := document.ObjectMembers(body[off:])
+	for _, m := range ms {
+		if strings.EqualFold(m.Key, "operations") {
+			if err := document.CheckFieldsOfEach(body, off+m.End-len(m.Val), opFields); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Parse reads a patch body: the Go SDK's {"condition", "operations"}
 // or the JS SDK's bare array of operations.
 func Parse(body []byte) (ops []Op, condition string, err error) {
 	if !json.Valid(body) {
 		return nil, "", dberr.BadRequest("The patch body is not valid JSON. %s", document.JSONErrorDetail(body))
 	}
-	if b := body[document.SkipSpace(body, 0)]; b == '[' {
+	// The values become part of the document, so they get the document's
+	// checks (a name repeated at any depth, nesting, numbers), worded with
+	// where in the body they are; and no member may mean something else
+	// to encoding/json than to the client (document.CheckFields).
+	if err := document.CheckShape(body); err != nil {
+		return nil, "", err
+	}
+	if i := document.SkipSpace(body, 0); body[i] == '[' {
+		if err := document.CheckFieldsOfEach(body, i, opFields); err != nil {
+			return nil, "", err
+		}
 		err = json.Unmarshal(body, &ops)
 	} else {
-		var in struct {
-			Condition  string `json:"condition"`
-			Operations []Op   `json:"operations"`
+		if err := checkRequestFields(body, i); err != nil {
+			return nil, "", err
 		}
+		var in request
 		err = json.Unmarshal(body, &in)
 		ops, condition = in.Operations, in.Condition
 	}
