@@ -1,7 +1,6 @@
 package document
 
 import (
-	"bytes"
 	"reflect"
 	"strconv"
 	"strings"
@@ -25,78 +24,35 @@ import (
 // before the object's names go into a map.
 const linearNames = 16
 
-// nameSets holds the member names of the objects open at one point of a
-// scan, so that a repeated name is found where it appears.
-type nameSets struct {
-	// frames has one entry per open object or array, innermost last.
-	frames []nameFrame
-	// names are the names of the open objects, outer objects first.
-	// INVARIANT: the innermost object's names are names[top.start:],
-	// unless it has an index.
-	names []string
+// nameRef locates a member's name in a document: the bounds of its
+// literal, end negated when the literal has escapes. Offsets are int32,
+// which CheckShape ensures, to keep a scan's state small.
+type nameRef struct{ start, end int32 }
+
+// name returns the name r stands for, sharing doc's memory when it has no
+// escapes.
+func (r nameRef) name(doc []byte) string {
+	if r.end < 0 {
+		return Unquote(doc[r.start:-r.end])
+	}
+	return unsafe.String(&doc[r.start+1], r.end-r.start-2)
 }
 
+// sameAs reports whether r and o name the same member once unescaped.
+func (r nameRef) sameAs(o nameRef, doc []byte) bool {
+	if r.end > 0 && o.end > 0 {
+		return r.end-r.start == o.end-o.start && string(doc[r.start:r.end]) == string(doc[o.start:o.end])
+	}
+	return r.name(doc) == o.name(doc)
+}
+
+// nameFrame is one open object of a scan.
 type nameFrame struct {
-	start int
-	// index holds the object's names once it has more than linearNames.
-	index map[string]struct{}
-}
-
-// The methods take and return nameSets by value, so that a scan's sets
-// can live on its stack: the compiler moves what a pointer's target
-// appends to onto the heap.
-
-func (s nameSets) open() nameSets {
-	s.frames = append(s.frames, nameFrame{start: len(s.names)})
-	return s
-}
-
-func (s nameSets) close() nameSets {
-	if n := len(s.frames); n > 0 {
-		s.names = s.names[:s.frames[n-1].start]
-		s.frames = s.frames[:n-1]
-	}
-	return s
-}
-
-// add records a name of the innermost object; ok is false if that object
-// already has it.
-func (s nameSets) add(name string) (_ nameSets, ok bool) {
-	if len(s.frames) == 0 {
-		return s, true // a name outside any object: not JSON, which callers rule out
-	}
-	f := &s.frames[len(s.frames)-1]
-	if f.index != nil {
-		if _, dup := f.index[name]; dup {
-			return s, false
-		}
-		f.index[name] = struct{}{}
-		return s, true
-	}
-	for _, n := range s.names[f.start:] {
-		if n == name {
-			return s, false
-		}
-	}
-	s.names = append(s.names, name)
-	if len(s.names)-f.start > linearNames {
-		f.index = make(map[string]struct{}, 4*linearNames)
-		for _, n := range s.names[f.start:] {
-			f.index[n] = struct{}{}
-		}
-		s.names = s.names[:f.start]
-	}
-	return s, true
-}
-
-// memberName returns the name a member's key literal stands for. A name
-// without escapes shares doc's memory, which the caller must not change
-// while it holds the name.
-func memberName(lit []byte) string {
-	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 {
-		return unsafe.String(unsafe.SliceData(lit[1:]), len(lit)-2)
-	}
-	return Unquote(lit)
+	// start is the index of the object's first name in the scan's names.
+	start int32
+	// set is 1 + the index of the object's map in the scan's sets, once it
+	// has more than linearNames names; 0 before.
+	set int32
 }
 
 // duplicateName is the error for a name repeated at offset off of doc.
