@@ -277,7 +277,7 @@ func CheckShape(doc []byte) error {
 			}
 			f, name := &frames[len(frames)-1], nameRef{int32(i), int32(end)}
 			if bytes.IndexByte(doc[i+1:end], '\\') >= 0 {
-				name.end = -name.end
+				name.end = -name.end // as nameAt, without skipping the string twice
 			}
 			if f.set == 0 {
 				for _, n := range names[f.start:] {

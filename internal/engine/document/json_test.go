@@ -2,6 +2,7 @@ package document
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,4 +84,34 @@ func FuzzCheckShape(f *testing.F) {
 			t.Fatalf("%q: CheckShape says %v, the query parser %v", doc, shapeErr, parseErr)
 		}
 	})
+}
+
+func TestCheckFields(t *testing.T) {
+	fields := Fields(struct {
+		Op    string `json:"op"`
+		Path  string `json:"path,omitempty"`
+		Skip  string `json:"-"`
+		Plain int
+	}{})
+	if want := []string{"op", "path", "Plain"}; strings.Join(fields, ",") != strings.Join(want, ",") {
+		t.Fatalf("Fields = %v, want %v", fields, want)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{`{"op":"set","path":"/a"}`, ""},
+		{`{"op":"set","other":1,"OTHER":2,"-":1,"Skip":2,"skip":3}`, ""},
+		{`[{"op":"set"}]`, ""},
+		{`{"op":"set","path":"/a","op":"remove"}`, `Duplicate property name "op" in the top-level object (byte offset 24); a property may appear only once in an object.`},
+		{`{"\u006fp":"set","op":"remove"}`, `Duplicate property name "op" in the top-level object (byte offset 17); a property may appear only once in an object.`},
+		{`{"plain":1,"PLAIN":2}`, `The properties "plain" and "PLAIN" in the top-level object (byte offset 11) are the same property "Plain"; send it once.`},
+		{`{"Path":"/a","x":{"path":1},"pATH":"/b"}`, `The properties "Path" and "pATH" in the top-level object (byte offset 28) are the same property "path"; send it once.`},
+	} {
+		err := CheckFields([]byte(tc.doc), 0, fields)
+		if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && got != tc.want {
+			t.Errorf("CheckFields(%s) = %v\nwant %s", tc.doc, err, tc.want)
+		}
+	}
+	doc := `[{"op":"a"},{"path":"/x","Path":"/y"}]`
+	if err := CheckFieldsOfEach([]byte(doc), 0, fields); err == nil || !strings.Contains(err.Error(), "in the object at /1 (byte offset 25)") {
+		t.Errorf("CheckFieldsOfEach(%s) = %v", doc, err)
+	}
 }

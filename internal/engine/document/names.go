@@ -1,6 +1,8 @@
 package document
 
 import (
+	"bytes"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -28,6 +30,24 @@ const linearNames = 16
 // literal, end negated when the literal has escapes. Offsets are int32,
 // which CheckShape ensures, to keep a scan's state small.
 type nameRef struct{ start, end int32 }
+
+// nameAt returns the nameRef of the string literal at offset i of doc.
+// REQUIRES: len(doc) <= math.MaxInt32.
+func nameAt(doc []byte, i int) nameRef {
+	end := skipString(doc, i)
+	r := nameRef{int32(i), int32(end)}
+	if bytes.IndexByte(doc[i+1:end], '\\') >= 0 {
+		r.end = -r.end
+	}
+	return r
+}
+
+func abs(n int32) int32 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
 
 // name returns the name r stands for, sharing doc's memory when it has no
 // escapes.
@@ -134,34 +154,41 @@ func Fields(v any) []string {
 // wrote it. Members that match no field are ignored, as the decoder
 // ignores them. Requests decoded into Go structs (a patch's operations, a
 // batch's) call it on each such object. It does nothing when doc[off:]
-// is not an object, which the decoder reports.
-// REQUIRES: json.Valid(doc); len(fields) <= 64.
+// is not an object, which the decoder reports, and allocates nothing for
+// names without escapes.
+// REQUIRES: json.Valid(doc); len(fields) <= 16.
 func CheckFields(doc []byte, off int, fields []string) error {
-	off = SkipSpace(doc, off)
-	if off >= len(doc) || doc[off] != '{' {
+	i := SkipSpace(doc, off)
+	if i >= len(doc) || doc[i] != '{' || len(doc) > math.MaxInt32 {
 		return nil
 	}
-	ms, _ := ObjectMembers(doc[off:SkipValue(doc, off)])
-	var seen [64]int // 1 + the index in ms of the member holding each field
-	for i, m := range ms {
-		for f, name := range fields[:min(len(fields), len(seen))] {
-			if !strings.EqualFold(m.Key, name) {
+	var seen [16]int // 1 + the offset of the member holding each field
+	for i = SkipSpace(doc, i+1); i < len(doc) && doc[i] == '"'; {
+		name := nameAt(doc, i)
+		key := name.name(doc)
+		for f, field := range fields[:min(len(fields), len(seen))] {
+			if !strings.EqualFold(key, field) {
 				continue
 			}
 			if seen[f] == 0 {
 				seen[f] = i + 1
 				break
 			}
-			at, first := off+m.Start, ms[seen[f]-1].Key
 			where := "the top-level object"
-			if p := containerPath(doc, at); p != "" {
+			if p := containerPath(doc, i); p != "" {
 				where = "the object at " + p
 			}
-			if first == m.Key {
-				return duplicateName(doc, at, m.Key)
+			first := nameAt(doc, seen[f]-1)
+			if first.sameAs(name, doc) {
+				return duplicateName(doc, i, key)
 			}
-			return dberr.BadRequest("The properties %q and %q in %s (byte offset %d) are the same property %q; send it once.", Truncate([]byte(first), 64), Truncate([]byte(m.Key), 64), where, at, name)
+			return dberr.BadRequest("The properties %q and %q in %s (byte offset %d) are the same property %q; send it once.", Truncate([]byte(first.name(doc)), 64), Truncate([]byte(key), 64), where, i, field)
 		}
+		i = SkipSpace(doc, SkipValue(doc, SkipSpace(doc, SkipSpace(doc, int(abs(name.end)))+1)))
+		if i >= len(doc) || doc[i] != ',' {
+			break
+		}
+		i = SkipSpace(doc, i+1)
 	}
 	return nil
 }
