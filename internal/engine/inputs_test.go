@@ -40,11 +40,11 @@ func TestDuplicateNamesRefused(t *testing.T) {
 		body string
 		want string
 	}{
-		{"create", Create, `{"id":"dup1","id":"dup2","pk":"p"}`, `Duplicate property name "id" in the top-level object (byte offset 13)`},
-		{"create, escaped", Create, `{"id":"dup1","\u0069d":"dup2","pk":"p"}`, `Duplicate property name "id" in the top-level object`},
-		{"upsert, partition key", Upsert, `{"id":"dup1","pk":"p","pk":"q"}`, `Duplicate property name "pk" in the top-level object`},
-		{"replace, ttl", Replace, `{"id":"x","pk":"p","ttl":5,"ttl":-1}`, `Duplicate property name "ttl" in the top-level object`},
-		{"create, nested", Create, `{"id":"dup1","pk":"p","tenant":{"id":1,"id":2}}`, `Duplicate property name "id" in the object at /tenant`},
+		{"create", Create, `{"id":"dup1","id":"dup2","pk":"p"}`, `Duplicate property name 'id' in the top-level object (byte offset 13)`},
+		{"create, escaped", Create, `{"id":"dup1","\u0069d":"dup2","pk":"p"}`, `Duplicate property name 'id' in the top-level object`},
+		{"upsert, partition key", Upsert, `{"id":"dup1","pk":"p","pk":"q"}`, `Duplicate property name 'pk' in the top-level object`},
+		{"replace, ttl", Replace, `{"id":"x","pk":"p","ttl":5,"ttl":-1}`, `Duplicate property name 'ttl' in the top-level object`},
+		{"create, nested", Create, `{"id":"dup1","pk":"p","tenant":{"id":1,"id":2}}`, `Duplicate property name 'id' in the object at /tenant`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ref
@@ -59,18 +59,18 @@ func TestDuplicateNamesRefused(t *testing.T) {
 		if err != nil || !res.Failed {
 			t.Fatalf("batch = %+v, %v; want a failed batch", res, err)
 		}
-		wantBadRequest(t, "batch operation 2", res.Ops[1].Err, `Duplicate property name "id" in the top-level object`)
+		wantBadRequest(t, "batch operation 2", res.Ops[1].Err, `Duplicate property name 'id' in the top-level object`)
 	})
 	t.Run("bulk", func(t *testing.T) {
 		res, err := e.ExecuteBatch(ctx, ItemRef{DB: "db", Coll: "c"}, []byte(`[{"operationType":"Create","partitionKey":"[\"p\"]","resourceBody":{"id":"dup1","pk":"p","pk":"q"}}]`), BatchOptions{ContinueOnError: true})
 		if err != nil || len(res.Ops) != 1 {
 			t.Fatalf("bulk = %+v, %v", res, err)
 		}
-		wantBadRequest(t, "bulk operation 1", res.Ops[0].Err, `Duplicate property name "pk" in the top-level object`)
+		wantBadRequest(t, "bulk operation 1", res.Ops[0].Err, `Duplicate property name 'pk' in the top-level object`)
 	})
 	for _, tc := range []struct{ name, body, want string }{
-		{"batch operation", `[{"operationType":"Read","id":"x","operationType":"Delete"}]`, `Duplicate property name "operationType" in the object at /0 (byte offset 34)`},
-		{"batch operation, case", `[{"operationType":"Read","id":"x"},{"OperationType":"Delete","id":"x","operationtype":"Read"}]`, `The properties "OperationType" and "operationtype" in the object at /1 (byte offset 70) are the same property "operationType"; send it once.`},
+		{"batch operation", `[{"operationType":"Read","id":"x","operationType":"Delete"}]`, `Duplicate property name 'operationType' in the object at /0 (byte offset 34)`},
+		{"batch operation, case", `[{"operationType":"Read","id":"x"},{"OperationType":"Delete","id":"x","operationtype":"Read"}]`, `The properties 'OperationType' and 'operationtype' in the object at /1 (byte offset 70) are the same property 'operationType'; send it once.`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.ExecuteBatch(ctx, ref, []byte(tc.body), BatchOptions{Atomic: true})
@@ -79,12 +79,12 @@ func TestDuplicateNamesRefused(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ name, body, want string }{
-		{"patch value", `{"operations":[{"op":"set","path":"/a","value":{"k":1,"k":2}}]}`, `Duplicate property name "k" in the object at /operations/0/value`},
-		{"patch value, nested", `[{"op":"add","path":"/a","value":[{"k":{"z":1,"z":2}}]}]`, `Duplicate property name "z" in the object at /0/value/0/k`},
-		{"patch operation", `[{"op":"set","path":"/n","value":2,"op":"remove"}]`, `Duplicate property name "op" in the object at /0`},
-		{"patch operation, case", `[{"op":"set","path":"/n","value":2,"Op":"remove"}]`, `The properties "op" and "Op" in the object at /0`},
-		{"patch body", `{"operations":[{"op":"remove","path":"/n"}],"operations":[{"op":"set","path":"/n","value":2}]}`, `Duplicate property name "operations" in the top-level object`},
-		{"patch condition", `{"condition":"from c where true","Condition":"from c where false","operations":[{"op":"remove","path":"/n"}]}`, `are the same property "condition"`},
+		{"patch value", `{"operations":[{"op":"set","path":"/a","value":{"k":1,"k":2}}]}`, `Duplicate property name 'k' in the object at /operations/0/value`},
+		{"patch value, nested", `[{"op":"add","path":"/a","value":[{"k":{"z":1,"z":2}}]}]`, `Duplicate property name 'z' in the object at /0/value/0/k`},
+		{"patch operation", `[{"op":"set","path":"/n","value":2,"op":"remove"}]`, `Duplicate property name 'op' in the object at /0`},
+		{"patch operation, case", `[{"op":"set","path":"/n","value":2,"Op":"remove"}]`, `The properties 'op' and 'Op' in the object at /0`},
+		{"patch body", `{"operations":[{"op":"remove","path":"/n"}],"operations":[{"op":"set","path":"/n","value":2}]}`, `Duplicate property name 'operations' in the top-level object`},
+		{"patch condition", `{"condition":"from c where true","Condition":"from c where false","operations":[{"op":"remove","path":"/n"}]}`, `are the same property 'condition'`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.PatchItem(ctx, xRef, []byte(tc.body), "")
@@ -94,11 +94,11 @@ func TestDuplicateNamesRefused(t *testing.T) {
 
 	t.Run("database", func(t *testing.T) {
 		_, err := e.CreateDatabase(ctx, []byte(`{"id":"d1","id":"d2"}`), ThroughputHeaders{})
-		wantBadRequest(t, "database", err, `Duplicate property name "id"`)
+		wantBadRequest(t, "database", err, `Duplicate property name 'id'`)
 	})
 	t.Run("container", func(t *testing.T) {
 		_, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c2","partitionKey":{"paths":["/a"],"paths":["/b"]}}`), ThroughputHeaders{})
-		wantBadRequest(t, "container", err, `Duplicate property name "paths" in the object at /partitionKey`)
+		wantBadRequest(t, "container", err, `Duplicate property name 'paths' in the object at /partitionKey`)
 	})
 
 	// Nothing of the refused requests was stored, and x is as it was.

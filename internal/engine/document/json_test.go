@@ -22,25 +22,25 @@ func TestCheckShapeDuplicateNames(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, doc, want string }{
 		{"top level", `{"id":"dup1","id":"dup2"}`,
-			`Duplicate property name "id" in the top-level object (byte offset 13); a property may appear only once in an object.`},
+			`Duplicate property name 'id' in the top-level object (byte offset 13); a property may appear only once in an object.`},
 		{"an escaped name", `{"id":"dup1","\u0069d":"dup2"}`,
-			`Duplicate property name "id" in the top-level object (byte offset 13); a property may appear only once in an object.`},
+			`Duplicate property name 'id' in the top-level object (byte offset 13); a property may appear only once in an object.`},
 		{"white space", "{ \"pk\" : 1 ,\n \"pk\"\t: 2 }",
-			`Duplicate property name "pk" in the top-level object (byte offset 14); a property may appear only once in an object.`},
+			`Duplicate property name 'pk' in the top-level object (byte offset 14); a property may appear only once in an object.`},
 		{"nested", `{"id":"a","tenant":{"id":1,"id":2}}`,
-			`Duplicate property name "id" in the object at /tenant (byte offset 27); a property may appear only once in an object.`},
+			`Duplicate property name 'id' in the object at /tenant (byte offset 27); a property may appear only once in an object.`},
 		{"in an array", `{"a":[{"x":1},{"y":1,"x":2,"y":3}]}`,
-			`Duplicate property name "y" in the object at /a/1 (byte offset 27); a property may appear only once in an object.`},
+			`Duplicate property name 'y' in the object at /a/1 (byte offset 27); a property may appear only once in an object.`},
 		{"after a nested object", `{"a":{"b":1},"c":{"b":2},"a":3}`,
-			`Duplicate property name "a" in the top-level object (byte offset 25); a property may appear only once in an object.`},
+			`Duplicate property name 'a' in the top-level object (byte offset 25); a property may appear only once in an object.`},
 		{"a pointer's escapes", `{"a/b":{"~":[{"k":1,"k":2}]}}`,
-			`Duplicate property name "k" in the object at /a~1b/~0/0 (byte offset 20); a property may appear only once in an object.`},
+			`Duplicate property name 'k' in the object at /a~1b/~0/0 (byte offset 20); a property may appear only once in an object.`},
 		{"an escaped quote", `{"a\"b":1,"a\"b":2}`,
-			`Duplicate property name "a\"b" in the top-level object (byte offset 10); a property may appear only once in an object.`},
+			`Duplicate property name 'a"b' in the top-level object (byte offset 10); a property may appear only once in an object.`},
 		{"lone surrogates read alike", `{"\ud800":1,"\udbff":2}`,
-			`Duplicate property name "�" in the top-level object (byte offset 12); a property may appear only once in an object.`},
+			`Duplicate property name '�' in the top-level object (byte offset 12); a property may appear only once in an object.`},
 		{"a wide object", wide(`,"f39":0`),
-			`Duplicate property name "f39" in the top-level object (byte offset 350); a property may appear only once in an object.`},
+			`Duplicate property name 'f39' in the top-level object (byte offset 350); a property may appear only once in an object.`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckShape([]byte(tc.doc))
@@ -100,10 +100,10 @@ func TestCheckFields(t *testing.T) {
 		{`{"op":"set","path":"/a"}`, ""},
 		{`{"op":"set","other":1,"OTHER":2,"-":1,"Skip":2,"skip":3}`, ""},
 		{`[{"op":"set"}]`, ""},
-		{`{"op":"set","path":"/a","op":"remove"}`, `Duplicate property name "op" in the top-level object (byte offset 24); a property may appear only once in an object.`},
-		{`{"\u006fp":"set","op":"remove"}`, `Duplicate property name "op" in the top-level object (byte offset 17); a property may appear only once in an object.`},
-		{`{"plain":1,"PLAIN":2}`, `The properties "plain" and "PLAIN" in the top-level object (byte offset 11) are the same property "Plain"; send it once.`},
-		{`{"Path":"/a","x":{"path":1},"pATH":"/b"}`, `The properties "Path" and "pATH" in the top-level object (byte offset 28) are the same property "path"; send it once.`},
+		{`{"op":"set","path":"/a","op":"remove"}`, `Duplicate property name 'op' in the top-level object (byte offset 24); a property may appear only once in an object.`},
+		{`{"\u006fp":"set","op":"remove"}`, `Duplicate property name 'op' in the top-level object (byte offset 17); a property may appear only once in an object.`},
+		{`{"plain":1,"PLAIN":2}`, `The properties 'plain' and 'PLAIN' in the top-level object (byte offset 11) are the same property 'Plain'; send it once.`},
+		{`{"Path":"/a","x":{"path":1},"pATH":"/b"}`, `The properties 'Path' and 'pATH' in the top-level object (byte offset 28) are the same property 'path'; send it once.`},
 	} {
 		err := CheckFields([]byte(tc.doc), 0, fields)
 		if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && got != tc.want {

@@ -81,7 +81,7 @@ func duplicateName(doc []byte, off int, name string) error {
 	if p := containerPath(doc, off); p != "" {
 		where = "the object at " + p
 	}
-	return dberr.BadRequest("Duplicate property name %q in %s (byte offset %d); a property may appear only once in an object.", Truncate([]byte(name), 64), where, off)
+	return dberr.BadRequest("Duplicate property name '%s' in %s (byte offset %d); a property may appear only once in an object.", Truncate([]byte(name), 64), where, off)
 }
 
 // containerPath returns the JSON Pointer of the object or array whose
@@ -182,7 +182,7 @@ func CheckFields(doc []byte, off int, fields []string) error {
 			if first.sameAs(name, doc) {
 				return duplicateName(doc, i, key)
 			}
-			return dberr.BadRequest("The properties %q and %q in %s (byte offset %d) are the same property %q; send it once.", Truncate([]byte(first.name(doc)), 64), Truncate([]byte(key), 64), where, i, field)
+			return dberr.BadRequest("The properties '%s' and '%s' in %s (byte offset %d) are the same property '%s'; send it once.", Truncate([]byte(first.name(doc)), 64), Truncate([]byte(key), 64), where, i, field)
 		}
 		i = SkipSpace(doc, SkipValue(doc, SkipSpace(doc, SkipSpace(doc, int(abs(name.end)))+1)))
 		if i >= len(doc) || doc[i] != ',' {
