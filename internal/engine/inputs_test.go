@@ -154,3 +154,24 @@ func TestPatchIncrThroughEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryBodyNamesOnce: a query body and its parameters may not name a
+// field twice, and a parameter's value may not repeat a name.
+func TestQueryBodyNamesOnce(t *testing.T) {
+	e, _ := newTestEngine(t)
+	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]}}`)
+	ctx := context.Background()
+	for _, tc := range []struct{ body, want string }{
+		{`{"query":"SELECT * FROM c","query":"SELECT VALUE 1"}`, `Duplicate property name 'query' in the top-level object`},
+		{`{"Query":"SELECT * FROM c","query":"SELECT VALUE 1"}`, `The properties 'Query' and 'query' in the top-level object (byte offset 27) are the same property 'query'`},
+		{`{"query":"SELECT * FROM c WHERE c.a = @a","parameters":[{"name":"@a","value":1,"Value":2}]}`, `The properties 'value' and 'Value' in the object at /parameters/0`},
+		{`{"query":"SELECT * FROM c WHERE c.a = @a","parameters":[{"name":"@a","value":{"k":1,"k":2}}]}`, `The value of query parameter @a is invalid`},
+	} {
+		_, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: []byte(tc.body), CrossPartition: true})
+		wantBadRequest(t, tc.body, err, tc.want)
+	}
+	if _, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, CrossPartition: true,
+		Body: []byte(`{"query":"SELECT * FROM c WHERE c.a = @a","parameters":[{"name":"@a","value":1},{"name":"@b","value":{"k":1}}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+}
