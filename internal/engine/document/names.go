@@ -127,6 +127,7 @@ func containerPath(doc []byte, off int) string {
 
 // Fields returns the JSON names of v's struct fields, as encoding/json
 // decodes them (a field's tag name, else its Go name; "-" is skipped).
+// REQUIRES: v is a struct.
 func Fields(v any) []string {
 	t := reflect.TypeOf(v)
 	var out []string
@@ -158,8 +159,11 @@ func Fields(v any) []string {
 // names without escapes.
 // REQUIRES: json.Valid(doc); len(fields) <= 16.
 func CheckFields(doc []byte, off int, fields []string) error {
+	if len(doc) > math.MaxInt32 {
+		return dberr.BadRequest("The request body is too large to check: %d bytes.", len(doc))
+	}
 	i := SkipSpace(doc, off)
-	if i >= len(doc) || doc[i] != '{' || len(doc) > math.MaxInt32 {
+	if i >= len(doc) || doc[i] != '{' {
 		return nil
 	}
 	var seen [16]int // 1 + the offset of the member holding each field
@@ -174,13 +178,13 @@ func CheckFields(doc []byte, off int, fields []string) error {
 				seen[f] = i + 1
 				break
 			}
-			where := "the top-level object"
-			if p := containerPath(doc, i); p != "" {
-				where = "the object at " + p
-			}
 			first := nameAt(doc, seen[f]-1)
 			if first.sameAs(name, doc) {
 				return duplicateName(doc, i, key)
+			}
+			where := "the top-level object"
+			if p := containerPath(doc, i); p != "" {
+				where = "the object at " + p
 			}
 			return dberr.BadRequest("The properties '%s' and '%s' in %s (byte offset %d) are the same property '%s'; send it once.", Truncate([]byte(first.name(doc)), 64), Truncate([]byte(key), 64), where, i, field)
 		}
