@@ -12,8 +12,8 @@ import (
 
 // What incr does with the kinds of numbers, and why.
 //
-// The service keeps a JSON number either as a 64-bit integer or as a
-// double (the .NET SDK's Number64 is "a double or a 64-bit long", see
+// The service's number model holds either a 64-bit integer or a double
+// (the .NET SDK's Number64 is "a double or a 64-bit long", see
 // Azure/azure-sdk-for-rust sdk/cosmos/ISSUE-wide-integer-text-binary-coercion.md),
 // and a stored 9223372036854775807 reads back exactly through the .NET
 // SDK (Azure/azure-sdk-for-js#13645, where only the JS SDK rounds it,
@@ -24,10 +24,11 @@ import (
 // AppendIncrement(path, int64) in Go. The partial document update page
 // (learn.microsoft.com/azure/cosmos-db/partial-document-update) documents
 // incr only by example (a quantity of 15 incremented by 10 is 25); it says
-// nothing of overflow or of mixing kinds, and no public test or issue shows
-// what the service answers. Microsoft's Rust driver applies patches on the
-// client "following Cosmos DB's documented PATCH behavior"
-// (azure_data_cosmos_driver src/driver/pipeline/patch_eval.rs): integer
+// nothing of overflow or of mixing kinds, and no public test or issue
+// found shows what the service answers. Microsoft's Rust driver applies
+// patches on the client, its "Op semantics follow Cosmos DB's documented
+// PATCH behavior" (Azure/azure-sdk-for-rust
+// sdk/cosmos/azure_data_cosmos_driver/src/driver/pipeline/patch_eval.rs): integer
 // plus integer is checked 64-bit arithmetic and an overflow is an error; a
 // fractional increment of an integer target gives a double, refused when
 // the integer is beyond ±2^53 and so would be rounded; an integer
