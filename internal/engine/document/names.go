@@ -17,10 +17,13 @@ import (
 // readers disagreed: Lookup (the id, the partition key, the ttl) took the
 // last value, the query engine's field reader the first and its full
 // parser refused the document. One stored item then had two ids. No
-// public documentation, SDK test or issue says what the service does
-// with such a body, so Ebb refuses it with 400, at every depth, before
-// anything reads it: a stored document then has one meaning for all.
-// Names are compared after unescaping, so "\u0069d" repeats "id".
+// public documentation, SDK test or issue found says what the service
+// does with such a body; the one trace is the other way round, the Java
+// SDK learning to accept a container the service returned with
+// "uniqueKeyPolicy" twice (Azure/azure-sdk-for-java#41608). So Ebb
+// refuses it with 400, at every depth, before anything reads it: a
+// stored document then has one meaning for all. Names are compared after
+// unescaping, so "\u0069d" repeats "id".
 
 // linearNames is how many names of one object are compared one by one
 // before the object's names go into a map.
