@@ -100,6 +100,9 @@ type batchOpJSON struct {
 	PartitionKey json.RawMessage `json:"partitionKey"`
 }
 
+// batchOpFields are the names encoding/json decodes a batchOpJSON by.
+var batchOpFields = document.Fields(batchOpJSON{})
+
 // batchOp is a parsed, validated operation.
 type batchOp struct {
 	kind                 BatchOpKind
@@ -244,6 +247,12 @@ func (c *container) parseBatch(ref ItemRef, body []byte, atomic bool) ([]batchOp
 			return nil, dberr.BadRequest("The batch body is not valid JSON. %s", document.JSONErrorDetail(body))
 		}
 		return nil, dberr.BadRequest("The batch body must be a JSON array of operations such as [{\"operationType\": \"Create\", \"resourceBody\": {…}}]: %v.", err)
+	}
+	// An operation that names a field twice would be decoded by its last
+	// occurrence; refuse it instead (the resource bodies get the
+	// document's own checks in prepare).
+	if err := document.CheckFieldsOfEach(body, 0, batchOpFields); err != nil {
+		return nil, err
 	}
 	switch {
 	case len(in) == 0:

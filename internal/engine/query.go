@@ -50,17 +50,34 @@ type QueryResult struct {
 // readFeedQuery is what a read feed is: every visible item in key order.
 const readFeedQuery = "SELECT * FROM c"
 
-// parseQueryBody reads {"query": "...", "parameters": [{"name","value"}]}.
+// queryRequestBody is the body of a query: {"query": "...", "parameters":
+// [{"name","value"}]}.
+type queryRequestBody struct {
+	Query      *string          `json:"query"`
+	Parameters []queryParameter `json:"parameters"`
+}
+
+type queryParameter struct {
+	Name  string          `json:"name"`
+	Value json.RawMessage `json:"value"`
+}
+
+// The names encoding/json decodes a query body's objects by.
+var (
+	queryBodyFields      = document.Fields(queryRequestBody{})
+	queryParameterFields = document.Fields(queryParameter{})
+)
+
+// parseQueryBody reads a queryRequestBody. A parameter's value gets the query
+// engine's strict parser, which refuses a name repeated in an object; the
+// body and its parameters may not name one of their fields twice either.
 func parseQueryBody(body []byte) (string, []query.Param, error) {
-	var in struct {
-		Query      *string `json:"query"`
-		Parameters []struct {
-			Name  string          `json:"name"`
-			Value json.RawMessage `json:"value"`
-		} `json:"parameters"`
-	}
+	var in queryRequestBody
 	if err := json.Unmarshal(body, &in); err != nil {
 		return "", nil, dberr.BadRequest("The query body is invalid: %v. Send {\"query\": \"SELECT …\", \"parameters\": [{\"name\": \"@p\", \"value\": …}]}.", err)
+	}
+	if err := checkQueryBodyFields(body); err != nil {
+		return "", nil, err
 	}
 	if in.Query == nil {
 		return "", nil, dberr.BadRequest("The query body has no \"query\" property.")
@@ -80,6 +97,24 @@ func parseQueryBody(body []byte) (string, []query.Param, error) {
 		params = append(params, query.Param{Name: p.Name, Value: v})
 	}
 	return *in.Query, params, nil
+}
+
+// checkQueryBodyFields runs document.CheckFields on a query body and on
+// each of its parameters.
+// REQUIRES: json.Valid(body).
+func checkQueryBodyFields(body []byte) error {
+	if err := document.CheckFields(body, 0, queryBodyFields); err != nil {
+		return err
+	}
+	ms, _ := document.ObjectMembers(body)
+	for _, m := range ms {
+		if strings.EqualFold(m.Key, "parameters") {
+			if err := document.CheckFieldsOfEach(body, m.End-len(m.Val), queryParameterFields); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // compile parses and binds a query, turning its errors into 400s.

@@ -12,6 +12,11 @@
 //
 //   - The JSON helpers take documents that already passed json.Valid and
 //     CheckShape; they skip values without re-validating them.
+//   - No object of a document that passed CheckShape names a property
+//     twice (names.go), so Lookup, the index and the query engine, which
+//     each find members their own way, read the same id, partition key
+//     and ttl. FuzzCheckShape checks that CheckShape refuses exactly what
+//     the query engine's parser refuses.
 //   - PartitionKey.Encode is order-preserving and DecodePK inverts it;
 //     the fuzz target FuzzPartitionKeyHeader checks the header parser and
 //     the round trip.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -52,8 +53,8 @@ func ObjectMembers(doc []byte) ([]Member, bool) {
 	return out, true
 }
 
-// Lookup returns the value of the last member named key (the last one
-// wins, as in JavaScript's JSON.parse).
+// Lookup returns the value of the last member named key, nil if there is
+// none. An object that passed CheckShape has at most one.
 func Lookup(ms []Member, key string) []byte {
 	var v []byte
 	for _, m := range ms {
@@ -246,21 +247,80 @@ func isLinkProperty(key string, extra [][2]string) bool {
 const maxDepth = 128
 
 // CheckShape rejects what json.Valid lets through but a document cannot
-// be: nesting beyond maxDepth and numbers beyond float64's range (Cosmos
-// numbers are IEEE doubles).
+// be: nesting beyond maxDepth, numbers beyond float64's range (Cosmos
+// numbers are IEEE doubles) and an object that names a property twice
+// (names.go says why). It is one scan over doc; it allocates only for an
+// object with more than linearNames members, more than 32 objects or 64
+// names open at once.
 // REQUIRES: json.Valid(doc).
 func CheckShape(doc []byte) error {
+	if len(doc) > math.MaxInt32 {
+		return dberr.BadRequest("The document is too large to check: %d bytes.", len(doc))
+	}
+	// The open objects (frames) and their names (names[frame.start:]),
+	// innermost last. Arrays need no frame: '}' closes an object and ']'
+	// an array.
+	var frameBuf [32]nameFrame
+	var nameBuf [64]nameRef
+	frames, names := frameBuf[:0], nameBuf[:0]
+	var sets []map[string]struct{}
 	depth := 0
 	for i := 0; i < len(doc); i++ {
 		switch c := doc[i]; {
 		case c == '"':
-			i = skipString(doc, i) - 1
+			end := skipString(doc, i)
+			// A string followed by ':' is a member's name (doc is JSON).
+			j := SkipSpace(doc, end)
+			if j >= len(doc) || doc[j] != ':' || len(frames) == 0 {
+				i = end - 1
+				continue
+			}
+			f, name := &frames[len(frames)-1], nameRef{int32(i), int32(end)}
+			if bytes.IndexByte(doc[i+1:end], '\\') >= 0 {
+				name.end = -name.end // as nameAt, without skipping the string twice
+			}
+			if f.set == 0 {
+				for _, n := range names[f.start:] {
+					if n.sameAs(name, doc) {
+						return duplicateName(doc, i, name.name(doc))
+					}
+				}
+				if names = append(names, name); len(names)-int(f.start) <= linearNames {
+					i = j
+					continue
+				}
+				// The object is wide: its names go into a map from now on.
+				set := make(map[string]struct{}, 4*linearNames)
+				for _, n := range names[f.start:] {
+					set[n.name(doc)] = struct{}{}
+				}
+				sets = append(sets, set)
+				f.set, names = int32(len(sets)), names[:f.start]
+			} else {
+				// One map operation: the length stays the same if key was there.
+				set, key := sets[f.set-1], name.name(doc)
+				n := len(set)
+				if set[key] = struct{}{}; len(set) == n {
+					return duplicateName(doc, i, key)
+				}
+			}
+			i = j
 		case c == '{' || c == '[':
 			if depth++; depth > maxDepth {
 				return dberr.BadRequest("The document nests objects and arrays more than %d levels deep.", maxDepth)
 			}
+			if c == '{' {
+				frames = append(frames, nameFrame{start: int32(len(names))})
+			}
 		case c == '}' || c == ']':
 			depth--
+			if c == '}' && len(frames) > 0 {
+				f := frames[len(frames)-1]
+				if f.set != 0 {
+					sets[f.set-1] = nil
+				}
+				names, frames = names[:f.start], frames[:len(frames)-1]
+			}
 		case c == '-' || c >= '0' && c <= '9':
 			end := SkipValue(doc, i)
 			num := doc[i:end]

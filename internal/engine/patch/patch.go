@@ -2,9 +2,12 @@
 // body (the Go SDK's {"condition", "operations"} or the JS SDK's bare
 // array), checking each operation (add, set, replace, remove, incr,
 // move) against the service's rules and limits, and applying it to a
-// parsed document. The engine runs a patch as a write: it reads the
-// visible item, checks the condition, applies the operations here and
-// stores the result through the same path as a replace.
+// parsed document. incr adds integers exactly in 64 bits and refuses,
+// rather than rounds or wraps, a sum it cannot represent (incr.go says
+// what the service is known to do). The engine runs a patch as a write:
+// it reads the visible item, checks the condition, applies the
+// operations here and stores the result through the same path as a
+// replace.
 package patch
 
 import (
@@ -32,19 +35,59 @@ type Op struct {
 	value      query.Value
 }
 
+// request is the Go SDK's patch body.
+type request struct {
+	Condition  string `json:"condition"`
+	Operations []Op   `json:"operations"`
+}
+
+// The names encoding/json decodes a patch body's objects by.
+var (
+	requestFields = document.Fields(request{})
+	opFields      = document.Fields(Op{})
+)
+
+// checkRequestFields runs document.CheckFields on the request object at
+// offset off of body and on each of its operations.
+// REQUIRES: json.Valid(body).
+func checkRequestFields(body []byte, off int) error {
+	if err := document.CheckFields(body, off, requestFields); err != nil {
+		return err
+	}
+	ms, _ := document.ObjectMembers(body[off:])
+	for _, m := range ms {
+		if strings.EqualFold(m.Key, "operations") {
+			if err := document.CheckFieldsOfEach(body, off+m.End-len(m.Val), opFields); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Parse reads a patch body: the Go SDK's {"condition", "operations"}
 // or the JS SDK's bare array of operations.
 func Parse(body []byte) (ops []Op, condition string, err error) {
 	if !json.Valid(body) {
 		return nil, "", dberr.BadRequest("The patch body is not valid JSON. %s", document.JSONErrorDetail(body))
 	}
-	if b := body[document.SkipSpace(body, 0)]; b == '[' {
+	// The values become part of the document, so they get the document's
+	// checks (a name repeated at any depth, nesting, numbers), worded with
+	// where in the body they are; and no member may mean something else
+	// to encoding/json than to the client (document.CheckFields).
+	if err := document.CheckShape(body); err != nil {
+		return nil, "", err
+	}
+	if i := document.SkipSpace(body, 0); body[i] == '[' {
+		if err := document.CheckFieldsOfEach(body, i, opFields); err != nil {
+			return nil, "", err
+		}
 		err = json.Unmarshal(body, &ops)
 	} else {
-		var in struct {
-			Condition  string `json:"condition"`
-			Operations []Op   `json:"operations"`
+		if err := checkRequestFields(body, i); err != nil {
+			return nil, "", err
 		}
+		var in request
 		err = json.Unmarshal(body, &in)
 		ops, condition = in.Operations, in.Condition
 	}
@@ -141,13 +184,9 @@ func (op *Op) Apply(doc query.Value, n int) error {
 		switch cur.Kind() {
 		case query.Undefined:
 		case query.Number:
-			sum := cur.Number() + op.value.Number()
-			if isInt(cur) && isInt(op.value) {
-				a, _ := strconv.ParseInt(cur.JSON(), 10, 64)
-				b, _ := strconv.ParseInt(op.value.JSON(), 10, 64)
-				sum = float64(a + b)
+			if op.value, err = increment(cur, op.value); err != nil {
+				return fail("%v", err)
 			}
-			op.value = query.NumberValue(sum)
 		default:
 			return fail("the target is a %s, not a number.", cur.Kind())
 		}
@@ -160,11 +199,6 @@ func (op *Op) Apply(doc query.Value, n int) error {
 		}
 	}
 	return nil
-}
-
-func isInt(v query.Value) bool {
-	_, err := strconv.ParseInt(v.JSON(), 10, 64)
-	return err == nil
 }
 
 // parentOf walks to the container holding the path's last token.

@@ -106,6 +106,38 @@ describe("malformed requests", () => {
     await expectCosmosError(container.items.query("SELEKT * FROM c").fetchAll(), 400);
   });
 
+  test("an item that names a property twice gives 400 and stores nothing", async () => {
+    // JSON.stringify cannot repeat a name, so the body goes raw.
+    const res = await restRequest(server.endpoint, {
+      method: "POST",
+      path: docsPath(),
+      rawBody: '{"id":"dup1","\\u0069d":"dup2","pk":"p"}',
+      headers: { "x-ms-documentdb-partitionkey": '["p"]' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.json?.code, "BadRequest");
+    assert.ok(res.json?.message.includes("Duplicate property name 'id' in the top-level object"), res.json?.message);
+    const container = client.database(dbId).container(collId);
+    for (const id of ["dup1", "dup2"]) {
+      const { statusCode } = await container.item(id, "p").read();
+      assert.equal(statusCode, 404, `read ${id}`);
+    }
+  });
+
+  test("incr that leaves the range of a double gives 400; a whole increment of a fraction adds", async () => {
+    const container = client.database(dbId).container(collId);
+    await container.items.create({ id: "incr", pk: "p", price: 455.95, big: 1.7e308 });
+    const item = container.item("incr", "p");
+    const err = await expectCosmosError(item.patch([{ op: "incr", path: "/big", value: 1.7e308 }]), 400, {
+      messageIncludes: "1.7e+308 + 1.7e+308 is outside the range of a double",
+    });
+    assert.equal(err.body?.code, "BadRequest");
+    // JSON.stringify writes 10.0 as 10: the increment arrives as an integer.
+    const { resource } = await item.patch([{ op: "incr", path: "/price", value: 10.0 }]);
+    assert.equal(resource.price, 465.95);
+    assert.equal(resource.big, 1.7e308);
+  });
+
   test("reading from a missing container gives 404 with a JSON error body", async () => {
     const err = await expectCosmosError(client.database(dbId).container("no-such-container").read(), 404);
     assert.equal(err.body?.code, "NotFound");
