@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func benchQuery(b *testing.B, text string, pageSize int) {
 		var tok []byte
 		rows := 0
 		for {
-			pg, err := p.Page(src, PageRequest{MaxItemCount: pageSize, Continuation: tok})
+			pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: pageSize, Continuation: tok})
 			if err != nil {
 				b.Fatal(err)
 			}
