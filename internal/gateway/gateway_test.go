@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -65,5 +67,22 @@ func TestClassify(t *testing.T) {
 		if !kinds[k] {
 			t.Errorf("engine kind %d is in errorStatus but has no row here", k)
 		}
+	}
+}
+
+// TestQueryEngineConfiguration: the limits GET / advertises are those the
+// query package enforces.
+func TestQueryEngineConfiguration(t *testing.T) {
+	var cfg struct {
+		MaxSqlQueryInputLength    int `json:"maxSqlQueryInputLength"`
+		MaxJoinsPerSqlQuery       int `json:"maxJoinsPerSqlQuery"`
+		MaxInExpressionItemsCount int `json:"maxInExpressionItemsCount"`
+	}
+	if err := json.Unmarshal([]byte(queryEngineConfiguration), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxSqlQueryInputLength != query.MaxQueryLength || cfg.MaxJoinsPerSqlQuery != query.MaxJoins || cfg.MaxInExpressionItemsCount != query.MaxInItems {
+		t.Errorf("advertised %+v; the query package enforces %d characters, %d JOINs, %d IN items",
+			cfg, query.MaxQueryLength, query.MaxJoins, query.MaxInItems)
 	}
 }
