@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/bench"
+	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/server"
 )
 
 // runBench is `ebb bench`: it runs the benchmark workloads against an
@@ -154,16 +156,21 @@ func runRunawayBench(args []string) error {
 	abandon := fs.Duration("abandon-after", 2*time.Second, "how long the abandoning client waits for a page before it gives up")
 	memory := fs.Bool("memory", false, "run Ebb on in-memory storage instead of durable Pebble")
 	tempDir := fs.String("temp-dir", "", "directory for Ebb's data (default: the system temporary directory)")
+	budget := fs.Duration("query-page-budget", engine.DefaultQueryPageBudget, "the server's query page budget")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
+	if *budget <= 0 {
+		return fmt.Errorf("--query-page-budget must be positive; got %v", *budget)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := bench.RunRunaway(ctx, bench.RunawayOptions{
 		TempDir: *tempDir, Memory: *memory, Reads: *reads, AbandonAfter: *abandon, Progress: os.Stderr,
+		ServerOptions: func(cfg *server.Config) { cfg.QueryPageBudget = *budget },
 	})
 	if err != nil {
 		return err

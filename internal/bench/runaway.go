@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/server"
 )
 
@@ -58,6 +60,8 @@ type RunawayOptions struct {
 type RunawayReport struct {
 	Machine Machine
 	Storage string
+	// PageBudget is the server's query page budget.
+	PageBudget time.Duration
 	// JoinQuery is the query text of the JOIN.
 	JoinQuery string
 	// FirstPage is the JOIN's first page; Drain every page of it.
@@ -153,6 +157,7 @@ func RunRunaway(ctx context.Context, opts RunawayOptions) (RunawayReport, error)
 	if opts.ServerOptions != nil {
 		opts.ServerOptions(&cfg)
 	}
+	rep.PageBudget = cmp.Or(cfg.QueryPageBudget, engine.DefaultQueryPageBudget)
 	srv, err := server.Start(ctx, cfg)
 	if err != nil {
 		return rep, err
@@ -376,7 +381,7 @@ func waitIdle(ctx context.Context) (Busy, error) {
 // it.
 func (r RunawayReport) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured on %s; Ebb on %s.\n\n", r.Machine, r.Storage)
+	fmt.Fprintf(&b, "Measured on %s; Ebb on %s with a query page budget of %v.\n\n", r.Machine, r.Storage, r.PageBudget)
 	fmt.Fprintf(&b, "Query: `%s` over one item whose `arr` holds %s numbers.\n\n", r.JoinQuery, thousands(runawayArray))
 	b.WriteString("| Request | Outcome | Wall time | Process CPU |\n|---|---|--:|--:|\n")
 	fmt.Fprintf(&b, "| JOIN, first page | %s | %s | %s |\n", r.FirstPage.outcome(), seconds(r.FirstPage.Took), seconds(r.FirstPage.CPU))
