@@ -326,9 +326,18 @@ func drain(ctx context.Context, c *azcosmos.ContainerClient, pk azcosmos.Partiti
 	return d
 }
 
-// statusOf is an SDK error's HTTP status and the start of its message.
+// statusOf is an SDK error's HTTP status and the start of its message:
+// the server's message when the error carries the body of a Cosmos
+// error ({"code":…,"message":"Message: {\"Errors\":[\"…\"]}…"}).
 func statusOf(err error) (int, string) {
 	msg := err.Error()
+	const errorsStart = `{\"Errors\":[\"`
+	if i := strings.Index(msg, errorsStart); i >= 0 {
+		msg = msg[i+len(errorsStart):]
+		if j := strings.Index(msg, `\"]}`); j >= 0 {
+			msg = msg[:j]
+		}
+	}
 	if len(msg) > 160 {
 		msg = msg[:160] + "…"
 	}
