@@ -120,6 +120,9 @@ func queryError(err error) error {
 // troubleshoot-request-timeout); for a query it never needs to, since
 // its pages stop at 5 s with a continuation and it combines partial
 // aggregates across pages, which Ebb's single-pass executor cannot.
+// The Go SDK (azcosmos v1.5.0, clientRetryPolicy) sends a read that got
+// a 408 once more after a second, so such a query spends two budgets
+// before its caller sees the error.
 func budgetError(be *query.BudgetError) error {
 	msg := fmt.Sprintf("The query could not return a page within the server's query page budget of %v (--query-page-budget): ", be.Budget)
 	if be.AllRows {
