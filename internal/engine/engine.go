@@ -2,7 +2,8 @@
 // and offers and its in-memory cache; items, their conditional writes,
 // _rid, _etag, _ts and LSNs; the request's one instant and the
 // visible-items reader every read path goes through; query paging over
-// a scan or an index; transactional batch and bulk; and, on a store
+// a scan or an index, each page bounded by the query page budget and the
+// request's context; transactional batch and bulk; and, on a store
 // shared by several nodes, the catalog watch and the purge lease.
 //
 // Its subsystems are packages below it, each handed what it needs by

@@ -2,8 +2,9 @@
 // JSON values with Cosmos semantics, a lexer and recursive-descent parser,
 // a checker, an evaluator and a paging executor over an ordered document
 // source. It is a pure library (standard library only): the engine hands it
-// query text, parameters, a Source of visible documents and a continuation
-// token, and gets back rows, the next token and metrics.
+// query text, parameters, a Source of visible documents, a continuation
+// token, the request's context and a page budget, and gets back rows, the
+// next token and metrics.
 //
 // # Values
 //
