@@ -115,20 +115,20 @@ func TestRunawayQueryPages(t *testing.T) {
 // computing it: the request ends, with 408, as soon as the evaluator sees
 // the cancellation.
 func TestAbandonedQueryStops(t *testing.T) {
-	qc := &stepClock{Manual: clock.NewManual(epoch)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The client gives up once the server is deep into the JOIN: at the
+	// query clock's fifth read, its fourth check.
+	qc := &stepClock{Manual: clock.NewManual(epoch), onRead: func(n int64) {
+		if n == 5 {
+			cancel()
+		}
+	}}
 	e := startWith(t, server.Config{Memory: true, QueryPageBudget: time.Hour, QueryClock: qc})
 	c := e.container(t, pkProps("abandoned", "/pk"))
 	pk := azcosmos.NewPartitionKeyString("r")
 	if _, err := c.CreateItem(e.ctx, pk, runawayItem(1000), nil); err != nil {
 		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	// The client gives up once the server is deep into the JOIN.
-	qc.onRead = func(n int64) {
-		if n == 5 {
-			cancel()
-		}
 	}
 	_, err := c.NewQueryItemsPager("SELECT VALUE [a, b, d] FROM c JOIN a IN c.arr JOIN b IN c.arr JOIN d IN c.arr WHERE a + b + d = -1", pk, nil).NextPage(ctx)
 	if !errors.Is(err, context.Canceled) {
