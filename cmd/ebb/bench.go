@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/bench"
+	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/server"
 )
 
 // runBench is `ebb bench`: it runs the benchmark workloads against an
@@ -24,6 +26,9 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "cluster" {
 		return runClusterBench(args[1:])
 	}
+	if len(args) > 0 && args[0] == "runaway" {
+		return runRunawayBench(args[1:])
+	}
 	fs := flag.NewFlagSet("ebb bench", flag.ContinueOnError)
 	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs against each target")
 	count := fs.Int("count", 0, "run each workload for this many operations instead of --duration")
@@ -34,7 +39,7 @@ func runBench(args []string) error {
 	fsyncs := fs.Int("fsync-samples", 1000, "4 KB fsyncs to time (0: skip)")
 	rssItems := fs.Int("rss-items", 10_000, "1 KB items to load for the peak-RSS figure (0: skip)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ebb bench [flags]\n       ebb bench ttl [flags]\n\nRuns each workload against a fresh in-process Ebb and against a stub that\nstores nothing (the ceiling), and prints a Markdown table.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: ebb bench [flags]\n       ebb bench ttl [flags]\n       ebb bench cluster [flags]\n       ebb bench runaway [flags]\n\nRuns each workload against a fresh in-process Ebb and against a stub that\nstores nothing (the ceiling), and prints a Markdown table.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -136,6 +141,36 @@ func runClusterBench(args []string) error {
 	defer stop()
 	rep, err := bench.RunCluster(ctx, bench.ClusterOptions{
 		Store: *store, Limit: bench.Limit{Duration: *duration}, TempDir: *tempDir, Progress: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	return rep.WriteMarkdown(os.Stdout)
+}
+
+// runRunawayBench is `ebb bench runaway`: what a runaway query costs the
+// server and the point reads of another client.
+func runRunawayBench(args []string) error {
+	fs := flag.NewFlagSet("ebb bench runaway", flag.ContinueOnError)
+	reads := fs.Duration("reads", 10*time.Second, "how long each point-read phase runs")
+	abandon := fs.Duration("abandon-after", 2*time.Second, "how long the abandoning client waits for a page before it gives up")
+	memory := fs.Bool("memory", false, "run Ebb on in-memory storage instead of durable Pebble")
+	tempDir := fs.String("temp-dir", "", "directory for Ebb's data (default: the system temporary directory)")
+	budget := fs.Duration("query-page-budget", engine.DefaultQueryPageBudget, "the server's query page budget")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *budget <= 0 {
+		return fmt.Errorf("--query-page-budget must be positive; got %v", *budget)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.RunRunaway(ctx, bench.RunawayOptions{
+		TempDir: *tempDir, Memory: *memory, Reads: *reads, AbandonAfter: *abandon, Progress: os.Stderr,
+		ServerOptions: func(cfg *server.Config) { cfg.QueryPageBudget = *budget },
 	})
 	if err != nil {
 		return err

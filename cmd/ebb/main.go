@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/server"
 )
 
@@ -58,6 +59,7 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.EnforceThroughput, "enforce-throughput", false, "answer requests beyond their offer's RU/s with 429 and x-ms-retry-after-ms")
 	fs.Float64Var(&cfg.PurgeFloor, "ttl-purge-floor", 0.05, "share of an offer's RU/s the TTL purger may always use, however busy the container")
 	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before Ebb's time (visibility, _ts, purge) follows it")
+	fs.DurationVar(&cfg.QueryPageBudget, "query-page-budget", engine.DefaultQueryPageBudget, "execution time of one query page: a page that runs out returns its rows so far with a continuation, or 408 when the query must see every item before returning any")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address, without a key, instead of on the API listener (where it needs the master key); keep it on loopback or a private network")
 	fs.DurationVar(&cfg.Timeouts.ReadHeader, "read-header-timeout", server.DefaultTimeouts.ReadHeader, "longest a connection may take over the TLS handshake and a request's headers")
 	fs.DurationVar(&cfg.Timeouts.Read, "read-timeout", server.DefaultTimeouts.Read, "longest a connection may take to send a whole request, body included (size it for the largest documents over the slowest link)")
@@ -74,6 +76,9 @@ func run(args []string) error {
 	})
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cfg.QueryPageBudget <= 0 {
+		return fmt.Errorf("--query-page-budget must be positive; got %v", cfg.QueryPageBudget)
 	}
 	if cfg.PurgeFloor <= 0 || cfg.PurgeFloor > 1 {
 		return fmt.Errorf("--ttl-purge-floor must be in (0, 1]; got %v", cfg.PurgeFloor)

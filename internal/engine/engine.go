@@ -2,7 +2,8 @@
 // and offers and its in-memory cache; items, their conditional writes,
 // _rid, _etag, _ts and LSNs; the request's one instant and the
 // visible-items reader every read path goes through; query paging over
-// a scan or an index; transactional batch and bulk; and, on a store
+// a scan or an index, each page bounded by the query page budget and the
+// request's context; transactional batch and bulk; and, on a store
 // shared by several nodes, the catalog watch and the purge lease.
 //
 // Its subsystems are packages below it, each handed what it needs by
@@ -65,6 +66,11 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *metrics.Registry
 	onPurge func(lag time.Duration)
+	// queryClock measures query pages against pageBudget (and times
+	// them for the query metrics): real execution, never the manual
+	// clock.
+	queryClock clock.Clock
+	pageBudget time.Duration
 	// cluster is set when the store is shared with other nodes.
 	cluster   *cluster
 	shared    bool
@@ -130,7 +136,24 @@ type Options struct {
 	// CatalogPoll how often a shared node checks for catalog changes
 	// (default 250 ms).
 	LeaseTime, CatalogPoll time.Duration
+	// QueryPageBudget bounds the execution time of one query page
+	// (zero: DefaultQueryPageBudget; negative: no bound): a page that
+	// runs out returns its rows so far with a continuation, or a 408 when
+	// the query cannot return part of its result.
+	QueryPageBudget time.Duration
+	// QueryClock measures query pages against QueryPageBudget; RealClock
+	// by default. Tests set one that moves by itself.
+	QueryClock clock.Clock
 }
+
+// DefaultQueryPageBudget is the execution time of one query page, the
+// service's: "Maximum execution time for a single operation (like a
+// stored procedure execution or a single query page retrieval): 5 sec";
+// a query that reaches it "returns a page of results and a continuation
+// token to the client to resume execution" (Azure Cosmos DB service
+// quotas, learn.microsoft.com/azure/cosmos-db/concepts-limits,
+// "Per-request limits").
+const DefaultQueryPageBudget = 5 * time.Second
 
 // Open loads the catalog from store and starts the purger.
 func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, error) {
@@ -152,7 +175,14 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	if opts.PurgeFloor == 0 {
 		opts.PurgeFloor = 0.05
 	}
-	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge}
+	if opts.QueryPageBudget == 0 {
+		opts.QueryPageBudget = DefaultQueryPageBudget
+	}
+	if opts.QueryClock == nil {
+		opts.QueryClock = opts.RealClock
+	}
+	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge,
+		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget}
 	e.buckets.Floor, e.enforce = opts.PurgeFloor, opts.EnforceThroughput
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {
@@ -203,9 +233,11 @@ func (e *Engine) Clock() clock.Clock { return e.clock }
 // never goes backwards (see clock.TimeGuard). An operation calls it once.
 func (e *Engine) now() time.Time { return e.guard.Now() }
 
-// env is the query environment of an operation at instant at.
+// env is the query environment of an operation at instant at. Its
+// Elapsed is the query clock's: page budgets and query metrics measure
+// real execution, whatever the engine's clock.
 func (e *Engine) env(at time.Time) query.Env {
-	return query.Env{Now: at, Elapsed: e.clock.Elapsed}
+	return query.Env{Now: at, Elapsed: e.queryClock.Elapsed}
 }
 
 // catalogSnapshot returns the current catalog. REQUIRES: the caller does

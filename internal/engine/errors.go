@@ -20,6 +20,7 @@ const (
 	KindNotImplemented     = dberr.KindNotImplemented
 	KindGone               = dberr.KindGone
 	KindNotModified        = dberr.KindNotModified
+	KindRequestTimeout     = dberr.KindRequestTimeout
 )
 
 var (

@@ -39,7 +39,7 @@ func drainQuery(t testing.TB, e *Engine, req QueryRequest, scan bool) (rows []st
 			if serr != nil {
 				t.Fatalf("%s: %v", req.Body, serr)
 			}
-			res, err = e.page(plan, ds, req)
+			res, err = e.page(ctx, plan, ds, req)
 		} else {
 			res, err = e.QueryItems(ctx, req)
 		}

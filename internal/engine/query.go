@@ -82,6 +82,9 @@ func parseQueryBody(body []byte) (string, []query.Param, error) {
 	if in.Query == nil {
 		return "", nil, dberr.BadRequest("The query body has no \"query\" property.")
 	}
+	if err := query.CheckParameterCount(len(in.Parameters)); err != nil {
+		return "", nil, queryError(err)
+	}
 	params := make([]query.Param, 0, len(in.Parameters))
 	for _, p := range in.Parameters {
 		if !strings.HasPrefix(p.Name, "@") {
@@ -135,10 +138,34 @@ func queryError(err error) error {
 	if errors.As(err, &qe) {
 		return dberr.BadRequest("%s", qe.Error())
 	}
+	var be *query.BudgetError
+	if errors.As(err, &be) {
+		return budgetError(be)
+	}
 	if errors.Is(err, query.ErrBadContinuation) {
 		return dberr.BadRequest("The continuation token is invalid: it is malformed or belongs to a different query. Start the query again without x-ms-continuation.")
 	}
 	return err
+}
+
+// budgetError is a query page that ran out of its budget with nothing it
+// could return. The service answers a request it could not finish in
+// time with 408 RequestTimeout ("Azure Cosmos DB for NoSQL returned an
+// HTTP 408 request time out", learn.microsoft.com/azure/cosmos-db/nosql/
+// troubleshoot-request-timeout); for a query it never needs to, since
+// its pages stop at 5 s with a continuation and it combines partial
+// aggregates across pages, which Ebb's single-pass executor cannot.
+// The Go SDK (azcosmos v1.5.0, clientRetryPolicy) sends a read that got
+// a 408 once more after a second, so such a query spends two budgets
+// before its caller sees the error.
+func budgetError(be *query.BudgetError) error {
+	msg := fmt.Sprintf("The query could not return a page within the server's query page budget of %v (--query-page-budget): ", be.Budget)
+	if be.AllRows {
+		msg += "it must see every item before it can return any row (an ORDER BY that no index serves, an aggregate, GROUP BY or DISTINCT), so it cannot return part of its result with a continuation. Narrow it with a filter or a partition key, add an index that serves its ORDER BY, or raise the budget."
+	} else {
+		msg += "evaluating a single row took all of it. Simplify the query (fewer JOINs over large arrays, smaller subqueries) or raise the budget."
+	}
+	return &Error{Kind: KindRequestTimeout, Message: msg}
 }
 
 // docSource is the Source of a container's items (optionally one logical
@@ -238,7 +265,7 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 			}
 			return QueryResult{}, false, nil
 		}
-		res, err = e.runPage(plan, ix, src, req.MaxItemCount, tok, index.TokenPrefix(kind, ix.Index().Fingerprint()), nil)
+		res, err = e.runPage(ctx, plan, ix, src, req.MaxItemCount, tok, index.TokenPrefix(kind, ix.Index().Fingerprint()), nil)
 		switch {
 		case errors.Is(err, index.ErrChanged) && tok != nil:
 			return QueryResult{}, true, errIndexContinuation
@@ -269,7 +296,7 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 			return res, err
 		}
 	}
-	return e.runPage(plan, src, src, req.MaxItemCount, tok, nil, potential)
+	return e.runPage(ctx, plan, src, src, req.MaxItemCount, tok, nil, potential)
 }
 
 // indexed is a query source that walks an index: an *index.Source or
@@ -297,15 +324,16 @@ func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, e
 	if err != nil {
 		return QueryResult{}, err
 	}
-	return e.page(plan, src, req)
+	return e.page(ctx, plan, src, req)
 }
 
-func (e *Engine) page(plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
+// page runs one page of plan over a scan of src.
+func (e *Engine) page(ctx context.Context, plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
 	tok, err := decodeToken(req.Continuation)
 	if err != nil {
 		return QueryResult{}, err
 	}
-	return e.runPage(plan, src, src, req.MaxItemCount, tok, nil, nil)
+	return e.runPage(ctx, plan, src, src, req.MaxItemCount, tok, nil, nil)
 }
 
 // decodeToken decodes an x-ms-continuation header ("" for none).
@@ -321,15 +349,16 @@ func decodeToken(cont string) ([]byte, error) {
 }
 
 // runPage runs one page of plan over src (ds, or an index source serving
-// ds) from query token tok, at ds's instant; the next page's token is
-// prefixed with tokPrefix. potential names the indexes the index metrics
-// suggest.
-func (e *Engine) runPage(plan *query.Plan, src query.Source, ds *docSource, maxItems int, tok, tokPrefix []byte, potential []string) (QueryResult, error) {
+// ds) from query token tok, at ds's instant, within the engine's page
+// budget and until ctx is done; the next page's token is prefixed with
+// tokPrefix. potential names the indexes the index metrics suggest.
+func (e *Engine) runPage(ctx context.Context, plan *query.Plan, src query.Source, ds *docSource, maxItems int, tok, tokPrefix []byte, potential []string) (QueryResult, error) {
 	c := ds.c
-	page, err := plan.Page(src, query.PageRequest{
+	page, err := plan.Page(ctx, src, query.PageRequest{
 		MaxItemCount: maxItems,
 		Continuation: tok,
 		Env:          e.env(ds.at),
+		Budget:       e.pageBudget,
 	})
 	if err != nil {
 		return QueryResult{}, queryError(err)
@@ -424,7 +453,7 @@ func (s catalogSource) Scan(after []byte, yield func(key, doc []byte) bool) erro
 	return nil
 }
 
-func (e *Engine) queryCatalog(rows [][]byte, body []byte) (QueryResult, error) {
+func (e *Engine) queryCatalog(ctx context.Context, rows [][]byte, body []byte) (QueryResult, error) {
 	text, params, err := parseQueryBody(body)
 	if err != nil {
 		return QueryResult{}, err
@@ -433,9 +462,14 @@ func (e *Engine) queryCatalog(rows [][]byte, body []byte) (QueryResult, error) {
 	if err != nil {
 		return QueryResult{}, err
 	}
-	page, err := plan.Page(catalogSource(rows), query.PageRequest{MaxItemCount: -1, Env: e.env(e.now())})
+	page, err := plan.Page(ctx, catalogSource(rows), query.PageRequest{MaxItemCount: -1, Env: e.env(e.now()), Budget: e.pageBudget})
 	if err != nil {
 		return QueryResult{}, queryError(err)
+	}
+	if page.Next != nil {
+		// A catalog query is answered in one page, without a
+		// continuation: rather than drop the rest, say so.
+		return QueryResult{}, &Error{Kind: KindRequestTimeout, Message: fmt.Sprintf("The query over databases, containers or offers did not fit in one page (the server's query page budget of %v, --query-page-budget, or %d MB of output), and such queries are answered in one page. Simplify the query.", e.pageBudget, query.UnboundedPageBytes>>20)}
 	}
 	return QueryResult{Rows: page.Rows, Charge: throughput.CatalogRead}, nil
 }
@@ -443,7 +477,7 @@ func (e *Engine) queryCatalog(rows [][]byte, body []byte) (QueryResult, error) {
 // QueryDatabases runs a query over the databases.
 func (e *Engine) QueryDatabases(ctx context.Context, body []byte) (QueryResult, error) {
 	rows, _ := e.Databases(ctx)
-	return e.queryCatalog(rows, body)
+	return e.queryCatalog(ctx, rows, body)
 }
 
 // QueryContainers runs a query over a database's containers.
@@ -452,7 +486,7 @@ func (e *Engine) QueryContainers(ctx context.Context, dbID string, body []byte) 
 	if err != nil {
 		return QueryResult{}, err
 	}
-	res, err := e.queryCatalog(rows, body)
+	res, err := e.queryCatalog(ctx, rows, body)
 	res.RID = rid
 	return res, err
 }
@@ -460,5 +494,5 @@ func (e *Engine) QueryContainers(ctx context.Context, dbID string, body []byte) 
 // QueryOffers runs a query over the offers.
 func (e *Engine) QueryOffers(ctx context.Context, body []byte) (QueryResult, error) {
 	rows, _ := e.Offers(ctx)
-	return e.queryCatalog(rows, body)
+	return e.queryCatalog(ctx, rows, body)
 }

@@ -7,8 +7,10 @@ import (
 )
 
 // queryEngineConfiguration is what the service advertises; the Go and JS
-// SDKs ignore it, .NET and Python read it.
-const queryEngineConfiguration = `{"allowNewKeywordsAsIdentifiers":true,"maxSqlQueryInputLength":262144,"maxJoinsPerSqlQuery":10,"maxLogicalAndPerSqlQuery":500,"maxLogicalOrPerSqlQuery":500,"maxUdfRefPerSqlQuery":10,"maxInExpressionItemsCount":16000,"queryEngineConfigurationVersion":1,"spatialMaxGeometryPointCount":256,"sqlAllowNonFiniteNumbers":false,"sqlDisableOptimizationFlags":0,"enableSpatialIndexing":true,"maxInMemorySortDocumentCount":500,"maxQueryRequestTimeoutFraction":0.9,"sqlAllowAggregateFunctions":true,"sqlAllowGroupByClause":true,"sqlAllowLike":true,"sqlAllowSubQuery":true,"sqlAllowScalarSubQuery":true,"sqlAllowTop":true}`
+// SDKs ignore it, .NET and Python read it. Its maxSqlQueryInputLength,
+// maxJoinsPerSqlQuery and maxInExpressionItemsCount are the limits Ebb
+// enforces (internal/query/limits.go; TestQueryEngineConfiguration).
+const queryEngineConfiguration = `{"allowNewKeywordsAsIdentifiers":true,"maxSqlQueryInputLength":524288,"maxJoinsPerSqlQuery":10,"maxLogicalAndPerSqlQuery":500,"maxLogicalOrPerSqlQuery":500,"maxUdfRefPerSqlQuery":10,"maxInExpressionItemsCount":16000,"queryEngineConfigurationVersion":1,"spatialMaxGeometryPointCount":256,"sqlAllowNonFiniteNumbers":false,"sqlDisableOptimizationFlags":0,"enableSpatialIndexing":true,"maxInMemorySortDocumentCount":500,"maxQueryRequestTimeoutFraction":0.9,"sqlAllowAggregateFunctions":true,"sqlAllowGroupByClause":true,"sqlAllowLike":true,"sqlAllowSubQuery":true,"sqlAllowScalarSubQuery":true,"sqlAllowTop":true}`
 
 // account serves GET /, the database account document both SDKs read
 // first to learn where to send requests.

@@ -308,6 +308,7 @@ var errorStatus = map[engine.Kind]struct {
 	engine.KindNotImplemented:     {http.StatusNotImplemented, "NotImplemented"},
 	engine.KindGone:               {http.StatusGone, "Gone"},
 	engine.KindNotModified:        {http.StatusNotModified, "NotModified"},
+	engine.KindRequestTimeout:     {http.StatusRequestTimeout, "RequestTimeout"},
 }
 
 // classify maps any error to status, code, message and substatus.

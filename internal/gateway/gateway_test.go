@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -43,6 +45,7 @@ func TestClassify(t *testing.T) {
 		{"not implemented", &engine.Error{Kind: engine.KindNotImplemented, Message: "m"}, 501, "NotImplemented", "m", 0, 0},
 		{"gone", &engine.Error{Kind: engine.KindGone, Message: "m", SubStatus: 1002}, 410, "Gone", "m", 1002, 0},
 		{"not modified", &engine.Error{Kind: engine.KindNotModified, Message: "m"}, 304, "NotModified", "m", 0, 0},
+		{"request timeout", &engine.Error{Kind: engine.KindRequestTimeout, Message: "m"}, 408, "RequestTimeout", "m", 0, 0},
 		{"sentinel", engine.ErrNotFound, 404, "NotFound", engine.ErrNotFound.Message, 0, 0},
 		{"wrapped engine error", fmt.Errorf("read item: %w", engine.ErrConflict), 409, "Conflict", engine.ErrConflict.Message, 0, 0},
 		{"unknown kind", &engine.Error{Kind: 0, Message: "m"}, 500, "InternalServerError", internal, 0, 0},
@@ -98,5 +101,22 @@ func TestUnavailableHidesCause(t *testing.T) {
 	line := logs.String()
 	if strings.Count(line, "\n") != 1 || !strings.Contains(line, "activity=11111111-2222-4333-8444-555555555555") || !strings.Contains(line, "db.internal:6543") {
 		t.Errorf("want one log line with the activity id and the cause, got:\n%s", line)
+	}
+}
+
+// TestQueryEngineConfiguration: the limits GET / advertises are those the
+// query package enforces.
+func TestQueryEngineConfiguration(t *testing.T) {
+	var cfg struct {
+		MaxSqlQueryInputLength    int `json:"maxSqlQueryInputLength"`
+		MaxJoinsPerSqlQuery       int `json:"maxJoinsPerSqlQuery"`
+		MaxInExpressionItemsCount int `json:"maxInExpressionItemsCount"`
+	}
+	if err := json.Unmarshal([]byte(queryEngineConfiguration), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxSqlQueryInputLength != query.MaxQueryLength || cfg.MaxJoinsPerSqlQuery != query.MaxJoins || cfg.MaxInExpressionItemsCount != query.MaxInItems {
+		t.Errorf("advertised %+v; the query package enforces %d characters, %d JOINs, %d IN items",
+			cfg, query.MaxQueryLength, query.MaxJoins, query.MaxInItems)
 	}
 }

@@ -16,7 +16,8 @@ type Param struct {
 type Env struct {
 	Now time.Time
 	// Elapsed, if set, reads a monotonic clock (clock.Clock.Elapsed); Page
-	// uses it only to fill the durations in Stats. Nil leaves them zero.
+	// uses it to fill the durations in Stats and to measure the page
+	// against PageRequest.Budget. Nil leaves the durations zero.
 	Elapsed func() time.Duration
 }
 
@@ -49,6 +50,12 @@ type PageRequest struct {
 	MaxItemCount int    // <= 0 means DefaultMaxItemCount; -1: see UnboundedPageBytes
 	Continuation []byte // nil on the first page; else exactly what a previous Page returned as Next
 	Env          Env
+	// Budget bounds the page's execution time as Env.Elapsed measures it
+	// (which must then be set); zero means no bound. A page whose budget
+	// runs out returns the rows it has and a continuation that resumes
+	// where it stopped, or a *BudgetError when it has nothing it may
+	// return (see the package documentation).
+	Budget time.Duration
 }
 
 // Page is one page of results.

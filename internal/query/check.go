@@ -20,6 +20,8 @@ type checker struct {
 	scopes []*scope
 	// maxSlots is the number of variable slots the query needs.
 	maxSlots int
+	// joins counts the JOIN clauses seen, for MaxJoins.
+	joins int
 }
 
 // scope is one statement's aliases. Lookups walk outwards, which is how a
@@ -43,6 +45,13 @@ func (c *checker) error(pos int, msg string) {
 	}
 	if len(c.errs.errs) < MaxErrors {
 		c.errs.add(SemanticError, c.src, pos, msg)
+	}
+}
+
+// limit reports a query beyond one of the service's limits (limits.go).
+func (c *checker) limit(pos int, msg string) {
+	if len(c.errs.errs) < MaxErrors {
+		c.errs.add(LimitError, c.src, pos, msg)
 	}
 }
 
@@ -83,6 +92,11 @@ func (c *checker) checkStmt(s *SelectStmt, base int, top bool) {
 		c.checkExpr(s.Top, none)
 	}
 	for i, src := range s.From {
+		if i > 0 {
+			if c.joins++; c.joins == MaxJoins+1 {
+				c.limit(src.At, "The SQL query exceeded the maximum number of joins. The allowed limit is "+strconv.Itoa(MaxJoins)+".")
+			}
+		}
 		if i == 0 && top {
 			c.checkContainerSource(src)
 		} else {
@@ -267,6 +281,9 @@ func (c *checker) checkExpr(e Expr, m exprMode) {
 		c.checkExpr(x.X, m)
 		c.checkExpr(x.Y, m)
 	case *InExpr:
+		if len(x.List) > MaxInItems {
+			c.limit(x.At, "The SQL query exceeded the maximum number of items in an IN expression. The allowed limit is "+strconv.Itoa(MaxInItems)+"; this one has "+strconv.Itoa(len(x.List))+".")
+		}
 		c.checkExpr(x.X, m)
 		c.checkExprs(x.List, m)
 	case *BetweenExpr:

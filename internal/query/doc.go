@@ -2,8 +2,9 @@
 // JSON values with Cosmos semantics, a lexer and recursive-descent parser,
 // a checker, an evaluator and a paging executor over an ordered document
 // source. It is a pure library (standard library only): the engine hands it
-// query text, parameters, a Source of visible documents and a continuation
-// token, and gets back rows, the next token and metrics.
+// query text, parameters, a Source of visible documents, a continuation
+// token, the request's context and a page budget, and gets back rows, the
+// next token and metrics.
 //
 // # Values
 //
@@ -120,9 +121,12 @@
 //     if nothing remains (the next page is then empty without one); this is
 //     what the Go SDK tests assert. The token holds the storage key to resume
 //     strictly after. A document with several rows (JOIN) may straddle pages:
-//     the token then holds the key of the document before it and how many of
-//     its rows were returned, and resuming skips exactly those. Rows still to
-//     skip for OFFSET and rows returned for TOP/LIMIT travel in the token.
+//     the token then holds the key of the document before it, the document's
+//     key and the FROM/JOIN combination to resume at (an index per source,
+//     the first combination that has not produced its row), and the next
+//     page starts its loops there, so the rows before it are neither
+//     returned again nor evaluated again. Rows still to skip for OFFSET and
+//     rows returned for TOP/LIMIT travel in the token.
 //
 //   - ORDER BY: rows are totally ordered by (sort keys, storage key, row
 //     index within the document). Each page scans the source once and keeps
@@ -139,6 +143,45 @@
 //     aggregate without GROUP BY is one row, so one page.
 //
 //   - No FROM: one evaluation, paged like materialized results.
+//
+// # Budget and cancellation
+//
+// Page takes the request's context and, in PageRequest.Budget, a bound on
+// the page's execution time as Env.Elapsed measures it. The evaluator
+// counts its work (meter.go): each document, each step of every FROM/JOIN
+// loop, in the query and in its subqueries, and long IN lists; every
+// thousand or so units it checks the context and the clock. The check sits
+// in the loop that enumerates FROM/JOIN combinations, so it fires within
+// one document too (a three-way JOIN over a 1,000-element array is 10⁹
+// combinations in one document), and a cancelled request stops within
+// about a thousand units of work. What the page then does depends on the
+// mode:
+//
+//   - A cancelled context ends any page with the context's error.
+//   - Streaming: the page returns the rows it has, with a continuation that
+//     resumes at the document and FROM/JOIN combination where it stopped,
+//     which may be a page with no rows at all when none passed WHERE. If it
+//     completed no combination and no document (one row took the whole
+//     budget), resuming would only stop there again, so Page returns a
+//     *BudgetError instead.
+//   - ORDER BY over an OrderedSource: the page returns the rows that are
+//     final (those of runs read to their end, and of a sorted run as they
+//     came) with a continuation after the last; with none, or over any other
+//     source, where no row is final before the whole source has been read,
+//     a *BudgetError with AllRows set.
+//   - Materialized and no FROM: a *BudgetError with AllRows set; nothing of
+//     the result is known before every row has been seen.
+//
+// # Limits
+//
+// Parse refuses a query text longer than MaxQueryLength characters, the
+// checker more than MaxJoins JOIN clauses and IN lists of more than
+// MaxInItems items, and CheckParameterCount more than MaxParameters
+// parameters: the service's limits (limits.go), enforced before anything
+// runs, as *Error values of Kind LimitError worded as the service words
+// them. Bind matches parameters by name through a map and IndexHints drops
+// duplicate IN values through a set, so the work before execution is
+// linear in the size of the request.
 //
 // Tokens (token_codec.go) are versioned, carry a hash of the query text and
 // the bound parameter values, and end in a CRC-32; anything malformed,
@@ -198,6 +241,13 @@
 // checker, every function, value ordering and the executor's paging over an
 // in-memory Source (JOIN rows straddling pages, multi-key ORDER BY with
 // ties, TOP/OFFSET/LIMIT across pages, tokens from another query).
+// testdata/budget (TestBudget, datadriven) pages queries of every mode
+// under budgets on a clock that moves a millisecond per read, with the
+// meter's check interval shrunk, and checks that the pages together are
+// one unbudgeted run's rows; meter_test.go also ends a 10⁹-combination
+// JOIN by budget and by cancellation, the latter asserting that the
+// evaluator reads its clock no more after the cancellation (no test
+// measures wall time). limits_test.go pins each limit at and beyond it.
 // FuzzParse and FuzzParseJSON (seed corpora in testdata/fuzz) check that no
 // input panics or hangs and that ParseJSON and AppendJSON round-trip.
 // BenchmarkSelectStar streams 5,000 1-KB documents through SELECT * FROM c.

@@ -12,6 +12,7 @@ type ErrorKind uint8
 const (
 	SyntaxError   ErrorKind = iota // the text does not follow the grammar
 	SemanticError                  // well-formed, but meaningless (unknown function, bad alias, ...)
+	LimitError                     // beyond one of the service's limits on a query (limits.go)
 )
 
 // Error is a problem in a query's text, with its position.
@@ -43,8 +44,13 @@ func (e *Error) Error() string {
 
 func (e *Error) describe() string {
 	kind := "Syntax error"
-	if e.Kind == SemanticError {
+	switch e.Kind {
+	case SemanticError:
 		kind = "Semantic error"
+	case LimitError:
+		// The service words these without a position; so does Ebb, so
+		// that clients matching its messages find them.
+		return e.Msg
 	}
 	return kind + " at line " + strconv.Itoa(e.Line) + ", column " + strconv.Itoa(e.Col) + ": " + e.Msg
 }

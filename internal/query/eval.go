@@ -26,6 +26,18 @@ type evalCtx struct {
 	regexCache map[string]*regexp.Regexp
 	likeCache  map[string]*likePattern
 	rng        *rand.Rand
+
+	// m bounds the work of a page (meter.go); a zero meter never halts.
+	m meter
+	// track is the statement whose place in its FROM/JOIN loops is kept
+	// (the executor's top-level statement; nil for none): pos is the
+	// index at each level of the combination being evaluated, resume,
+	// if set, the combination to start from (see forEachRow), and steps
+	// counts the combinations and loop iterations completed.
+	track  *SelectStmt
+	pos    []int
+	resume []int
+	steps  int64
 }
 
 // runEnv is the per-query view of Env: the instant every date function
@@ -82,6 +94,7 @@ func (c *evalCtx) eval(e Expr) Value {
 		if v.kind == Undefined {
 			return undefinedValue
 		}
+		c.m.spend(inListCost(len(x.List)))
 		found := false
 		for _, y := range x.List {
 			if Equal(v, c.eval(y)) {

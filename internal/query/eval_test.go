@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -40,7 +41,7 @@ func runQuery(t *testing.T, text string, src Source, params ...Param) []string {
 	var rows []string
 	var tok []byte
 	for {
-		pg, err := p.Page(src, PageRequest{MaxItemCount: 1000, Continuation: tok, Env: Env{Now: evalNow}})
+		pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: 1000, Continuation: tok, Env: Env{Now: evalNow}})
 		if err != nil {
 			t.Fatalf("Page(%q): %v", text, err)
 		}

@@ -2,6 +2,8 @@ package query
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -29,11 +31,39 @@ type executor struct {
 	// tieDesc: ORDER BY ties are broken by descending storage key.
 	tieDesc bool
 	err     error
+	// budget is the page's, for the error that says it ran out.
+	budget time.Duration
+
+	// The reads of an OrderedSource on one page: from is where the first
+	// starts (a continuation's cursor.from; nil: after the last row),
+	// and haltKey is the document whose evaluation the meter halted, in
+	// a later run than the read started in if haltMoved.
+	from      []byte
+	haltKey   []byte
+	haltMoved bool
+}
+
+// haltError is the error of a page the meter halted before it had
+// anything to return: the context's error, or a *BudgetError (allRows
+// says the query must see every row before returning any).
+func (ex *executor) haltError(allRows bool) error {
+	if errors.Is(ex.c.m.halt, errBudget) {
+		return &BudgetError{Budget: ex.budget, AllRows: allRows}
+	}
+	return ex.c.m.halt
 }
 
 // Page runs the plan for one page of results. See the package
-// documentation for the paging rules of each kind of query.
-func (p *Plan) Page(src Source, req PageRequest) (Page, error) {
+// documentation for the paging rules of each kind of query, and for how
+// the page's budget and ctx end it early. A page that ctx ends returns
+// ctx's error.
+func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, error) {
+	if req.Budget > 0 && req.Env.Elapsed == nil {
+		return Page{}, errors.New("query: a page budget needs Env.Elapsed")
+	}
+	if err := ctx.Err(); err != nil {
+		return Page{}, err
+	}
 	var t0 time.Duration
 	if req.Env.Elapsed != nil {
 		t0 = req.Env.Elapsed()
@@ -52,7 +82,8 @@ func (p *Plan) Page(src Source, req PageRequest) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	ex := &executor{p: p, s: p.q.stmt, c: newEvalCtx(p.q.nslots, p.params, req.Env)}
+	ex := &executor{p: p, s: p.q.stmt, c: newEvalCtx(p.q.nslots, p.params, req.Env), budget: req.Budget}
+	ex.c.m.start(ctx, req.Env.Elapsed, t0, req.Budget)
 	ex.needDoc = !(ex.s.rawStar && ex.s.Where == nil)
 	var next *cursor
 	switch p.mode {
@@ -160,9 +191,12 @@ func (ex *executor) forDocRows(fn func() bool) {
 }
 
 // stream runs a query whose rows come out in source order; a page ends
-// after pageSize rows or once they make pageBytes of output.
+// after pageSize rows, once they make pageBytes of output, or when the
+// meter halts it. A page that ends inside a document (its page filled up,
+// or its budget ran out, in the middle of a JOIN) resumes at the
+// FROM/JOIN combination where it stopped, which has not produced its row.
 func (ex *executor) stream(src Source, cur *cursor, pageSize int, pageBytes int64) (*cursor, error) {
-	p := ex.p
+	p, c := ex.p, ex.c
 	if p.max >= 0 && cur.emitted >= p.max {
 		return nil, nil
 	}
@@ -172,31 +206,34 @@ func (ex *executor) stream(src Source, cur *cursor, pageSize int, pageBytes int6
 		after = cur.afterKey
 	}
 	// prevKey is the key of the last document fully consumed (where a
-	// straddling document's page must resume from).
+	// page that ends inside a document resumes from).
 	prevKey, hasPrev := append([]byte(nil), after...), cur.hasAfter
+	c.track, c.pos = ex.s, make([]int, len(ex.s.From))
 	var next *cursor
 	done := false
 	var doc []byte
 	count := 0 // rows on this page
-	// Per document: the index of the next row, how many rows to skip
-	// (already returned before a page break), and, once the page is full,
-	// whether the document has another row (more, at index stopAt).
-	var rowIdx, skipRows, stopAt int
+	// Per document: whether the page is full and, once it is, whether the
+	// document has another row (more), at combination stopAt.
 	var full, more bool
+	var stopAt []int
+	// Where the meter halted: in the document at haltKey, at combination
+	// haltPos, if it halted inside one.
+	var haltKey []byte
+	var haltPos []int
 	fn := func() bool {
-		idx := rowIdx
-		rowIdx++
-		if idx < skipRows {
-			return true
-		}
 		if full {
-			more, stopAt = true, idx
+			more, stopAt = true, slices.Clone(c.pos)
 			return false
 		}
 		var v Value
 		if !ex.s.rawStar {
 			var ok bool
-			if v, ok = ex.projectRow(); !ok {
+			v, ok = ex.projectRow()
+			if c.m.halted() {
+				return false
+			}
+			if !ok {
 				return true
 			}
 		}
@@ -221,13 +258,14 @@ func (ex *executor) stream(src Source, cur *cursor, pageSize int, pageBytes int6
 		return true
 	}
 	err := src.Scan(after, func(key, d []byte) bool {
-		if !ex.bindDoc(key, d) {
+		if !c.m.spend(docCost(len(d))) || !ex.bindDoc(key, d) {
 			return false
 		}
 		doc = d
-		rowIdx, skipRows, full, more = 0, 0, false, false
+		full, more = false, false
+		c.resume = nil
 		if cur.hasPartial && bytes.Equal(key, cur.partialKey) {
-			skipRows = cur.partialSkip
+			c.resume = cur.partialPos
 		}
 		ex.forDocRows(fn)
 		switch {
@@ -235,13 +273,20 @@ func (ex *executor) stream(src Source, cur *cursor, pageSize int, pageBytes int6
 			return false
 		case full && more:
 			next = &cursor{skipLeft: skipLeft, emitted: emitted, hasAfter: hasPrev, afterKey: prevKey,
-				hasPartial: true, partialKey: append([]byte(nil), key...), partialSkip: stopAt}
+				hasPartial: true, partialKey: append([]byte(nil), key...), partialPos: stopAt}
+			return false
+		case c.m.halted():
+			haltKey, haltPos = append([]byte(nil), key...), c.resume
+			if haltPos == nil {
+				haltPos = slices.Clone(c.pos)
+			}
 			return false
 		case full:
 			next = &cursor{skipLeft: skipLeft, emitted: emitted, hasAfter: true, afterKey: append([]byte(nil), key...)}
 			return false
 		}
 		prevKey, hasPrev = append(prevKey[:0], key...), true
+		c.steps++
 		return true
 	})
 	if ex.err != nil {
@@ -249,6 +294,18 @@ func (ex *executor) stream(src Source, cur *cursor, pageSize int, pageBytes int6
 	}
 	if err != nil {
 		return nil, fmt.Errorf("query: scan: %w", err)
+	}
+	if c.m.halted() {
+		// The page returns what it has if the budget ran out after some
+		// progress; a page that made none would be asked for again and
+		// again, and a client that went away needs no rows.
+		if !errors.Is(c.m.halt, errBudget) || c.steps == 0 {
+			return nil, ex.haltError(false)
+		}
+		next = &cursor{skipLeft: skipLeft, emitted: emitted, hasAfter: hasPrev, afterKey: prevKey}
+		if slices.ContainsFunc(haltPos, func(i int) bool { return i != 0 }) {
+			next.hasPartial, next.partialKey, next.partialPos = true, haltKey, haltPos
+		}
 	}
 	return next, nil
 }
@@ -343,12 +400,34 @@ func (ex *executor) orderBy(src Source, cur *cursor, pageSize int) (*cursor, err
 	}
 	last, hasLast := cur.last, cur.hasLast
 	topK := ex.topKOf(src)
+	if cur.from != nil {
+		if _, ok := src.(OrderedSource); !ok {
+			return nil, badToken("an ordered read's position for a source that is not ordered")
+		}
+		ex.from = cur.from
+	}
+	// Only an OrderedSource returns rows once the meter halts its read,
+	// each of them final, and with every final row of the runs before
+	// the one it halted in (fewer than it asked for, or it would have
+	// stopped by itself). The next page takes up after the last of them
+	// and reads on from the halted document's run (cursor.from).
+	// Progress is a row, or a run read to its end.
+	//
 	// Skip OFFSET rows in passes of at most offsetChunk rows.
 	for skip := cur.skipLeft; skip > 0; {
 		k := min(skip, offsetChunk)
 		h, err := topK(k, &last, hasLast, false)
 		if err != nil {
 			return nil, err
+		}
+		if ex.c.m.halted() {
+			if len(h) > 0 {
+				last, hasLast, skip = h[len(h)-1].pos, true, skip-len(h)
+			}
+			if !errors.Is(ex.c.m.halt, errBudget) || (skip == cur.skipLeft && !ex.haltMoved) {
+				return nil, ex.haltError(true)
+			}
+			return &cursor{skipLeft: skip, emitted: cur.emitted, hasLast: hasLast, last: last, from: ex.haltKey}, nil
 		}
 		if len(h) < k {
 			return nil, nil // fewer rows than the offset
@@ -365,6 +444,18 @@ func (ex *executor) orderBy(src Source, cur *cursor, pageSize int) (*cursor, err
 		ex.emitRaw(e.row)
 	}
 	emitted := cur.emitted + n
+	if ex.c.m.halted() {
+		// This page skipped the offset, if it had one left.
+		switch {
+		case !errors.Is(ex.c.m.halt, errBudget) || (n == 0 && cur.skipLeft == 0 && !ex.haltMoved):
+			return nil, ex.haltError(true)
+		case p.max >= 0 && emitted >= p.max:
+			return nil, nil
+		case n > 0:
+			last, hasLast = h[n-1].pos, true
+		}
+		return &cursor{emitted: emitted, hasLast: hasLast, last: last, from: ex.haltKey}, nil
+	}
 	if len(h) <= need || (p.max >= 0 && emitted >= p.max) {
 		return nil, nil
 	}
@@ -414,14 +505,13 @@ func (ex *executor) newRowSorter(last *position, hasLast, project bool) *rowSort
 }
 
 // bind evaluates the rows of one document; false means the document is
-// not valid JSON (ex.err says why).
+// not valid JSON (ex.err says why) or the meter halted.
 func (rs *rowSorter) bind(key, doc []byte) bool {
-	if !rs.ex.bindDoc(key, doc) {
+	if !rs.ex.c.m.spend(docCost(len(doc))) || !rs.ex.bindDoc(key, doc) {
 		return false
 	}
 	rs.key, rs.doc, rs.rowIdx = key, doc, 0
-	rs.ex.c.forEachRow(rs.ex.s, 0, rs.row)
-	return true
+	return rs.ex.c.forEachRow(rs.ex.s, 0, rs.row)
 }
 
 func (rs *rowSorter) row() bool {
@@ -430,6 +520,9 @@ func (rs *rowSorter) row() bool {
 	rs.rowIdx++
 	for i, o := range ex.s.OrderBy {
 		rs.pos.keys[i] = ex.c.eval(o.Expr)
+	}
+	if ex.c.m.halted() {
+		return false
 	}
 	rs.pos.key, rs.pos.idx = rs.key, idx
 	if rs.hasLast && ex.cmpPos(&rs.pos, rs.last) <= 0 {
@@ -445,6 +538,9 @@ func (rs *rowSorter) row() bool {
 		}
 	} else {
 		v, ok := ex.projectRow()
+		if ex.c.m.halted() {
+			return false
+		}
 		if !ok {
 			return true // SELECT VALUE undefined: not a row at all
 		}
@@ -470,6 +566,10 @@ func (ex *executor) scanTopK(src Source, k int, last *position, hasLast bool, pr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("query: scan: %w", err)
+	}
+	if ex.c.m.halted() {
+		// No row is final before the scan has seen them all.
+		return nil, ex.haltError(true)
 	}
 	slices.SortFunc(t.h, t.cmp)
 	return t.h, nil
@@ -508,23 +608,41 @@ func (ex *executor) orderedTopK(src OrderedSource, k int, last *position, hasLas
 	if hasLast {
 		after = last.key
 	}
+	if ex.from != nil {
+		after, ex.from = ex.from, nil
+	}
+	var firstRun []byte
 	err := src.ScanOrdered(after, func(r []byte, s bool, key, doc []byte) bool {
 		if !started || !bytes.Equal(r, run) {
 			endRun()
 			if len(out) >= k {
 				return false
 			}
+			if !started {
+				firstRun = append([]byte(nil), r...)
+			}
 			started, sorted = true, s
 			run = append(run[:0], r...)
 			t.k = k - len(out)
 		}
-		return rs.bind(key, doc) && len(out) < k
+		if !rs.bind(key, doc) {
+			if ex.c.m.halted() {
+				ex.haltKey, ex.haltMoved = append([]byte(nil), key...), !bytes.Equal(r, firstRun)
+			}
+			return false
+		}
+		return len(out) < k
 	})
 	if ex.err != nil {
 		return nil, ex.err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("query: scan: %w", err)
+	}
+	if ex.c.m.halted() {
+		// The rows of the run under way are final only in a sorted run,
+		// where they are in out already; those in the heap are not.
+		return out, nil
 	}
 	endRun()
 	return out, nil
@@ -541,11 +659,10 @@ func (ex *executor) materialized(src Source, cur *cursor, pageSize int) (*cursor
 	} else {
 		ex.needDoc = true
 		err := src.Scan(nil, func(key, d []byte) bool {
-			if !ex.bindDoc(key, d) {
+			if !ex.c.m.spend(docCost(len(d))) || !ex.bindDoc(key, d) {
 				return false
 			}
-			ex.c.forEachRow(s, 0, add)
-			return true
+			return ex.c.forEachRow(s, 0, add)
 		})
 		if ex.err != nil {
 			return nil, ex.err
@@ -554,7 +671,14 @@ func (ex *executor) materialized(src Source, cur *cursor, pageSize int) (*cursor
 			return nil, fmt.Errorf("query: scan: %w", err)
 		}
 	}
+	// No part of the result is known before every row has been seen.
+	if ex.c.m.halted() {
+		return nil, ex.haltError(true)
+	}
 	rows := col.finish(ex.c)
+	if ex.c.m.halted() {
+		return nil, ex.haltError(true)
+	}
 	// OFFSET, then TOP/LIMIT.
 	skip := min(ex.p.skip, len(rows))
 	rows = rows[skip:]

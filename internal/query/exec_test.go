@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -51,7 +52,7 @@ func pages(t *testing.T, text string, src Source, pageSize int, params ...Param)
 		if i > 1000 {
 			t.Fatalf("%s: too many pages", text)
 		}
-		pg, err := p.Page(src, PageRequest{MaxItemCount: pageSize, Continuation: tok, Env: Env{Now: evalNow}})
+		pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: pageSize, Continuation: tok, Env: Env{Now: evalNow}})
 		if err != nil {
 			t.Fatalf("%s: page %d: %v", text, i, err)
 		}
@@ -367,7 +368,7 @@ func TestBadContinuation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pg, err := p.Page(src, PageRequest{MaxItemCount: 3})
+		pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: 3})
 		if err != nil || pg.Next == nil {
 			t.Fatalf("first page: %v, next %v", err, pg.Next)
 		}
@@ -395,14 +396,14 @@ func TestBadContinuation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tt.plan.Page(src, PageRequest{MaxItemCount: 3, Continuation: tt.tok})
+			_, err := tt.plan.Page(context.Background(), src, PageRequest{MaxItemCount: 3, Continuation: tt.tok})
 			if !errors.Is(err, ErrBadContinuation) {
 				t.Errorf("got %v, want ErrBadContinuation", err)
 			}
 		})
 	}
 	// The right plan accepts its own token.
-	if _, err := p.Page(src, PageRequest{MaxItemCount: 3, Continuation: tok}); err != nil {
+	if _, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: 3, Continuation: tok}); err != nil {
 		t.Errorf("own token: %v", err)
 	}
 }
@@ -414,7 +415,7 @@ func TestPageSizesAndStats(t *testing.T) {
 	tick := time.Duration(0)
 	env := Env{Elapsed: func() time.Duration { tick += time.Millisecond; return tick }}
 	for _, tt := range []struct{ max, want int }{{0, 100}, {-5, 100}, {-1, 1200}, {7, 7}, {5000, 1200}} {
-		pg, err := p.Page(src, PageRequest{MaxItemCount: tt.max, Env: env})
+		pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: tt.max, Env: env})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -428,7 +429,7 @@ func TestPageSizesAndStats(t *testing.T) {
 			t.Errorf("MaxItemCount %d: no execution time with Env.Elapsed set", tt.max)
 		}
 	}
-	pg, _ := p.Page(src, PageRequest{MaxItemCount: 2})
+	pg, _ := p.Page(context.Background(), src, PageRequest{MaxItemCount: 2})
 	if got, want := pg.Stats.OutputDocumentSize, int64(len(`"0"`)+len(`"1"`)); got != want {
 		t.Errorf("OutputDocumentSize: got %d, want %d", got, want)
 	}
@@ -463,7 +464,7 @@ func TestUnboundedPages(t *testing.T) {
 		var got []int
 		var tok []byte
 		for {
-			pg, err := p.Page(src, PageRequest{MaxItemCount: -1, Continuation: tok})
+			pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: -1, Continuation: tok})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -487,12 +488,12 @@ func TestSourceErrors(t *testing.T) {
 	for _, q := range []string{"SELECT * FROM c", "SELECT * FROM c ORDER BY c.id", "SELECT VALUE COUNT(c.id) FROM c", "SELECT VALUE c FROM c"} {
 		qq, _ := Parse(q)
 		p, _ := qq.Bind(nil)
-		if _, err := p.Page(failingSource{boom}, PageRequest{}); !errors.Is(err, boom) {
+		if _, err := p.Page(context.Background(), failingSource{boom}, PageRequest{}); !errors.Is(err, boom) {
 			t.Errorf("%s: got %v, want the source's error", q, err)
 		}
 		// A corrupt document is an error when the query reads the broken
 		// part (SELECT * without WHERE passes documents through untouched).
-		if _, err := p.Page(docs(`{"id":`), PageRequest{}); err == nil && q != "SELECT * FROM c" {
+		if _, err := p.Page(context.Background(), docs(`{"id":`), PageRequest{}); err == nil && q != "SELECT * FROM c" {
 			t.Errorf("%s: corrupt document: got no error", q)
 		}
 	}
@@ -502,11 +503,11 @@ func TestStreamingDocumentDeletedBetweenPages(t *testing.T) {
 	src := numberedDocs(6)
 	q, _ := Parse("SELECT VALUE t FROM c JOIN t IN c.tags")
 	p, _ := q.Bind(nil)
-	pg, _ := p.Page(src, PageRequest{MaxItemCount: 4})
+	pg, _ := p.Page(context.Background(), src, PageRequest{MaxItemCount: 4})
 	// Page one ended inside k001; delete it before asking for page two.
 	smaller := append(memSource{}, src[0])
 	smaller = append(smaller, src[2:]...)
-	pg2, err := p.Page(smaller, PageRequest{MaxItemCount: 4, Continuation: pg.Next})
+	pg2, err := p.Page(context.Background(), smaller, PageRequest{MaxItemCount: 4, Continuation: pg.Next})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,9 @@ type Filter struct {
 // "from c where c.x = 1" (keywords in any case; WHERE may be omitted, which
 // matches every document). Errors are *Error values with positions.
 func ParseFilter(text string) (*Filter, error) {
+	if err := checkLength(text); err != nil {
+		return nil, err
+	}
 	stmt, err := parseFilterClause(text)
 	if err != nil {
 		return nil, err

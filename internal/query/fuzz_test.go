@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 )
@@ -43,7 +44,7 @@ func FuzzParse(f *testing.F) {
 		}
 		var tok []byte
 		for i := 0; i < 10; i++ {
-			pg, err := p.Page(src, PageRequest{MaxItemCount: 1, Continuation: tok})
+			pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: 1, Continuation: tok})
 			if err != nil {
 				t.Fatalf("Page(%q): %v", text, err)
 			}

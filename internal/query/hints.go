@@ -233,16 +233,18 @@ func (hc hintCtx) hint(e Expr) (IndexHint, bool) {
 			break
 		}
 		var vals []Value
+		// Equal values have equal keys (appendKey), so a set of keys
+		// drops duplicates in time linear in the list.
+		seen := make(map[string]struct{}, len(x.List))
+		var key []byte
 		for _, y := range x.List {
 			v, ok := hc.scalar(y)
 			if !ok {
 				return IndexHint{}, false
 			}
-			dup := false
-			for _, w := range vals {
-				dup = dup || Equal(v, w)
-			}
-			if !dup {
+			key = appendKey(key[:0], v)
+			if _, dup := seen[string(key)]; !dup {
+				seen[string(key)] = struct{}{}
 				vals = append(vals, v)
 			}
 		}

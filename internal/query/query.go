@@ -22,6 +22,9 @@ type Query struct {
 // Parse parses and checks a query. Any problem is returned as a *Error with
 // its position (Error.List has every problem found, up to MaxErrors).
 func Parse(text string) (*Query, error) {
+	if err := checkLength(text); err != nil {
+		return nil, err
+	}
 	stmt, err := parse(text)
 	if err != nil {
 		return nil, err
@@ -66,11 +69,14 @@ type Plan struct {
 // integers, else Bind returns a *Error pointing at the parameter.
 func (q *Query) Bind(params []Param) (*Plan, error) {
 	p := &Plan{q: q, params: make([]Value, len(q.params))}
+	slots := make(map[string]int, len(q.params))
 	for slot, name := range q.params {
-		for _, pr := range params {
-			if pr.Name == name {
-				p.params[slot] = pr.Value
-			}
+		slots[name] = slot
+	}
+	// The last value given for a name wins.
+	for _, pr := range params {
+		if slot, ok := slots[pr.Name]; ok {
+			p.params[slot] = pr.Value
 		}
 	}
 	// Validate TOP/OFFSET/LIMIT parameters in every statement.

@@ -12,25 +12,71 @@ import (
 
 // forEachRow binds the aliases of s from source i on, for every
 // combination of FROM/JOIN values, and calls fn for each row that passes
-// WHERE. It stops early, returning false, when fn does.
+// WHERE. It stops early, returning false, when fn does or when the meter
+// halts evaluation.
+//
+// For the tracked statement (c.track) it keeps c.pos, the index at each
+// level of the combination being evaluated; a level's entry goes back to
+// 0 when its loop completes, so after any early return c.pos names the
+// combination that was under way, which has not produced its row. If
+// c.resume is set the loops start at that combination instead of at the
+// first, and resume is cleared once it is reached (or passed, if the
+// document changed since it was taken).
 func (c *evalCtx) forEachRow(s *SelectStmt, i int, fn func() bool) bool {
+	if !c.m.spend(1) {
+		return false
+	}
+	track := s == c.track
 	if i == len(s.From) {
+		if track {
+			c.resume = nil
+		}
 		if s.Where != nil && !c.eval(s.Where).IsTrue() {
+			if c.m.halted() {
+				return false
+			}
+			if track {
+				c.steps++
+			}
 			return true
 		}
-		return fn()
+		if c.m.halted() || !fn() {
+			return false
+		}
+		if track {
+			c.steps++
+		}
+		return true
 	}
 	src := s.From[i]
 	v := c.eval(src.Expr)
+	if c.m.halted() {
+		return false
+	}
 	if src.In || isSubquerySource(src) {
 		if v.kind != Array {
 			return true
 		}
-		for _, e := range v.ref.elems {
-			c.vars[src.slot] = e
+		elems := v.ref.elems
+		start := 0
+		if track && c.resume != nil {
+			start = c.resume[i]
+		}
+		for j := start; j < len(elems); j++ {
+			if track {
+				c.pos[i] = j
+			}
+			c.vars[src.slot] = elems[j]
 			if !c.forEachRow(s, i+1, fn) {
 				return false
 			}
+			if track {
+				c.resume = nil
+				c.steps++
+			}
+		}
+		if track {
+			c.pos[i] = 0
 		}
 		return true
 	}
@@ -133,7 +179,9 @@ func (c *evalCtx) runStmt(s *SelectStmt, yield func(Value) bool) {
 		return
 	}
 	col := newCollector(s)
-	c.forEachRow(s, 0, func() bool { col.add(c); return true })
+	if !c.forEachRow(s, 0, func() bool { col.add(c); return true }) {
+		return // halted: the rows are incomplete and will not be used
+	}
 	rows := col.finish(c)
 	n := 0
 	for _, v := range rows {

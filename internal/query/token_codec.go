@@ -16,7 +16,10 @@ import (
 // CRC rejects truncated or altered tokens. The engine base64-encodes the
 // bytes into a header.
 
-const tokenVersion = 1
+// Version 2 resumes a document inside its FROM/JOIN loops by position
+// where version 1 counted the rows it had returned; version 1 tokens are
+// refused.
+const tokenVersion = 2
 
 // cursor is the resume state of a query, decoded from a token.
 type cursor struct {
@@ -26,18 +29,23 @@ type cursor struct {
 	emitted  int
 
 	// modeStream: resume scanning strictly after afterKey (from the start
-	// if !hasAfter). If hasPartial, the document at partialKey already
-	// returned its first partialSkip rows.
-	hasAfter    bool
-	afterKey    []byte
-	hasPartial  bool
-	partialKey  []byte
-	partialSkip int
+	// if !hasAfter). If hasPartial, the document at partialKey resumes at
+	// the FROM/JOIN combination partialPos (an index per FROM source), the
+	// first that has not produced its row.
+	hasAfter   bool
+	afterKey   []byte
+	hasPartial bool
+	partialKey []byte
+	partialPos []int
 
 	// modeOrderBy: the position of the last row returned; the next page
-	// takes only rows strictly after it.
+	// takes only rows strictly after it. from, if set, is where an
+	// OrderedSource is read from instead of last.key: the document a page
+	// cut short by its budget was evaluating, every run before whose run
+	// the page has read to its end.
 	hasLast bool
 	last    position
+	from    []byte
 
 	// modeMaterialized, modeNoFrom: index of the next row of the result.
 	offset int
@@ -61,23 +69,27 @@ func (p *Plan) encodeCursor(cur *cursor) []byte {
 		b = append(b, flags)
 		b = appendBytes(b, cur.afterKey)
 		b = appendBytes(b, cur.partialKey)
-		b = binary.AppendUvarint(b, uint64(cur.partialSkip))
+		b = binary.AppendUvarint(b, uint64(len(cur.partialPos)))
+		for _, i := range cur.partialPos {
+			b = binary.AppendUvarint(b, uint64(i))
+		}
 	case modeOrderBy:
 		if !cur.hasLast {
 			b = append(b, 0)
-			break
-		}
-		b = append(b, 1)
-		b = binary.AppendUvarint(b, uint64(len(cur.last.keys)))
-		for _, k := range cur.last.keys {
-			if k.kind == Undefined {
-				b = appendBytes(b, nil)
-			} else {
-				b = appendBytes(b, k.AppendJSON(nil))
+		} else {
+			b = append(b, 1)
+			b = binary.AppendUvarint(b, uint64(len(cur.last.keys)))
+			for _, k := range cur.last.keys {
+				if k.kind == Undefined {
+					b = appendBytes(b, nil)
+				} else {
+					b = appendBytes(b, k.AppendJSON(nil))
+				}
 			}
+			b = appendBytes(b, cur.last.key)
+			b = binary.AppendUvarint(b, uint64(cur.last.idx))
 		}
-		b = appendBytes(b, cur.last.key)
-		b = binary.AppendUvarint(b, uint64(cur.last.idx))
+		b = appendBytes(b, cur.from)
 	default:
 		b = binary.AppendUvarint(b, uint64(cur.offset))
 	}
@@ -166,7 +178,19 @@ func (p *Plan) decodeCursor(tok []byte) (*cursor, error) {
 		cur.hasPartial = flags&2 != 0
 		cur.afterKey = r.bytes()
 		cur.partialKey = r.bytes()
-		cur.partialSkip = r.uvarint()
+		n := r.uvarint()
+		if r.err == nil && n != 0 && n != len(p.q.stmt.From) {
+			return nil, badToken("wrong number of FROM sources")
+		}
+		if n > 0 {
+			cur.partialPos = make([]int, n)
+			for i := range cur.partialPos {
+				cur.partialPos[i] = r.uvarint()
+			}
+		}
+		if cur.hasPartial && len(cur.partialPos) == 0 {
+			return nil, badToken("partial document without a position")
+		}
 	case modeOrderBy:
 		if r.byte1() == 1 {
 			cur.hasLast = true
@@ -191,6 +215,7 @@ func (p *Plan) decodeCursor(tok []byte) (*cursor, error) {
 			cur.last.key = r.bytes()
 			cur.last.idx = r.uvarint()
 		}
+		cur.from = r.bytes()
 	default:
 		cur.offset = r.uvarint()
 	}

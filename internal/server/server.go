@@ -64,6 +64,14 @@ type Config struct {
 	// ClockGrace is how long a forward wall-clock jump is distrusted
 	// before Ebb's time follows it.
 	ClockGrace time.Duration
+	// QueryPageBudget bounds the execution time of one query page; zero
+	// means engine.DefaultQueryPageBudget.
+	QueryPageBudget time.Duration
+	// QueryClock, if set, measures query pages against QueryPageBudget
+	// instead of the system clock (tests, which must not wait for real
+	// time to pass). The system clock measures them even with
+	// ClockControl.
+	QueryClock clock.Clock
 	// MetricsListen serves /metrics on another address, without a key,
 	// instead of on the API listener, where it needs the master key.
 	MetricsListen string
@@ -248,6 +256,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		DisablePurger: cfg.DisablePurger, EnforceThroughput: cfg.EnforceThroughput,
 		PurgeFloor: cfg.PurgeFloor, ClockGrace: cfg.ClockGrace, ClockControl: cfg.ClockControl, OnPurge: cfg.OnPurge,
 		Shared: shared, NodeID: cfg.NodeID, LeaseTime: cfg.LeaseTime,
+		QueryPageBudget: cfg.QueryPageBudget, QueryClock: cfg.QueryClock,
 	})
 	if err != nil {
 		s.store.Close()

@@ -28,6 +28,9 @@ const (
 	KindNotImplemented
 	KindGone
 	KindNotModified
+	// KindRequestTimeout is a request the server stopped working on
+	// because it ran out of time (a query page over its budget).
+	KindRequestTimeout
 )
 
 // Error is an error the client caused or must react to. Anything that is
