@@ -237,11 +237,45 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 	if err != nil {
 		return QueryResult{}, err
 	}
+	if req.CrossPartition && !req.Ref.HasPK && req.RangeID == "" && !gatewayServes(plan.QueryInfo()) {
+		return QueryResult{}, &Error{Kind: KindBadRequest, SubStatus: 1004, Message: errNotServableByGateway, AdditionalInfo: queryPlanJSON(plan)}
+	}
 	src, err := e.scope(ctx, req, c, true)
 	if err != nil {
 		return QueryResult{}, err
 	}
 	return e.pageItems(ctx, plan, src, req)
+}
+
+// errNotServableByGateway is the service's answer (400, substatus 1004)
+// to a cross-partition query that needs its results merged across
+// partitions, sent without a query plan (no partition key range id), as
+// SDKs without a query engine (the Go SDK) send them. The SDKs that fetch
+// a plan first (JS, .NET, Java, Python) query each partition key range
+// instead, which Ebb serves. The body carries the plan in
+// additionalErrorInfo. See https://learn.microsoft.com/rest/api/cosmos-db/querying-cosmosdb-resources-using-the-rest-api#queries-that-cannot-be-served-by-gateway
+// and the service's answer quoted in https://github.com/Azure/azure-sdk-for-go/issues/23128.
+const errNotServableByGateway = "The provided cross partition query can not be directly served by the gateway. This is a first chance (internal) exception that all newer clients will know how to handle gracefully. This exception is traced, but unless you see it bubble up as an exception (which only happens on older SDK clients), then you can safely ignore this message."
+
+// gatewayServes reports whether the service's gateway runs a
+// cross-partition query with this plan directly: only projections and
+// filters, nothing that keeps state across partitions (TOP, ORDER BY,
+// OFFSET LIMIT, aggregates, DISTINCT, GROUP BY).
+func gatewayServes(qi query.QueryInfo) bool {
+	return qi.DistinctType == "None" && qi.Top == nil && qi.Offset == nil && qi.Limit == nil &&
+		len(qi.OrderBy) == 0 && len(qi.GroupByExpressions) == 0 && len(qi.Aggregates) == 0 &&
+		len(qi.GroupByAliasToAggregateType) == 0
+}
+
+// queryPlanJSON is the partitioned query execution info of a plan over
+// Ebb's one partition key range, as the query plan request returns it.
+func queryPlanJSON(plan *query.Plan) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"partitionedQueryExecutionInfoVersion": 2,
+		"queryInfo":                            plan.QueryInfo(),
+		"queryRanges":                          []map[string]any{{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}},
+	})
+	return b
 }
 
 // pageItems runs one page of an items query over an index when one
@@ -425,11 +459,7 @@ func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(map[string]any{
-		"partitionedQueryExecutionInfoVersion": 2,
-		"queryInfo":                            plan.QueryInfo(),
-		"queryRanges":                          []map[string]any{{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}},
-	})
+	return queryPlanJSON(plan), nil
 }
 
 // catalogSource serves catalog resources (databases, containers, offers)

@@ -366,7 +366,14 @@ func (g *Gateway) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	body := []byte(`{"code":`)
 	body = appendJSONString(body, code)
 	body = append(body, `,"message":`...)
-	body = appendJSONString(body, cosmosMessage(msg, h.Get(hActivity), r.URL.RequestURI()))
+	var ee *engine.Error
+	if errors.As(err, &ee) && ee.AdditionalInfo != nil {
+		body = appendJSONString(body, msg+"\r\nActivityId: "+h.Get(hActivity))
+		body = append(body, `,"additionalErrorInfo":`...)
+		body = append(body, ee.AdditionalInfo...)
+	} else {
+		body = appendJSONString(body, cosmosMessage(msg, h.Get(hActivity), r.URL.RequestURI()))
+	}
 	body = append(body, '}')
 	_, _ = w.Write(body)
 }

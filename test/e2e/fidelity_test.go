@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"encoding/json"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
@@ -110,5 +114,52 @@ func TestUnsupportedContainerPropertiesRefused(t *testing.T) {
 		if r.status != tc.status || !strings.Contains(string(r.body), tc.name) {
 			t.Errorf("%s: %d %s, want %d naming %q", tc.extra, r.status, r.body, tc.status, tc.name)
 		}
+	}
+}
+
+// TestCrossPartitionQueryNeedsPlan: as the service's gateway, Ebb refuses
+// a cross-partition query that needs its results merged when it comes
+// without a query plan, as the Go SDK sends it: 400, substatus 1004, the
+// service's message and the plan in additionalErrorInfo. Projections and
+// filters are served, and so is everything within one partition. (The JS
+// SDK fetches a plan and queries Ebb's one range; its suite runs these
+// queries.)
+func TestCrossPartitionQueryNeedsPlan(t *testing.T) {
+	e := start(t)
+	c := ttlContainer(t, e, "xpq", nil)
+	for _, body := range []string{`{"id":"a","pk":"p","n":1}`, `{"id":"b","pk":"p","n":2}`} {
+		createTs(t, e, c, body)
+	}
+	all := azcosmos.NewPartitionKey()
+	for _, q := range []string{
+		"SELECT * FROM c ORDER BY c.n",
+		"SELECT VALUE COUNT(1) FROM c",
+		"SELECT DISTINCT VALUE c.pk FROM c",
+		"SELECT TOP 1 * FROM c",
+		"SELECT * FROM c OFFSET 1 LIMIT 1",
+		"SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk",
+	} {
+		_, err := c.NewQueryItemsPager(q, all, nil).NextPage(e.ctx)
+		var re *azcore.ResponseError
+		if !errors.As(err, &re) || re.StatusCode != 400 || re.RawResponse.Header.Get("x-ms-substatus") != "1004" {
+			t.Fatalf("%s across partitions without a plan: %v, want 400 with substatus 1004", q, err)
+		}
+		var body struct {
+			Message    string
+			Additional struct {
+				QueryInfo struct{ RewrittenQuery string } `json:"queryInfo"`
+			} `json:"additionalErrorInfo"`
+		}
+		raw, _ := io.ReadAll(re.RawResponse.Body)
+		if json.Unmarshal(raw, &body) != nil || !strings.HasPrefix(body.Message, "The provided cross partition query can not be directly served by the gateway.") {
+			t.Fatalf("%s: body %s", q, raw)
+		}
+		if got := queryAll(t, e, c, q, pk, nil); len(got) == 0 {
+			t.Fatalf("%s within one partition returned nothing", q)
+		}
+	}
+	page, err := c.NewQueryItemsPager("SELECT c.id FROM c WHERE c.n > 0", all, nil).NextPage(e.ctx)
+	if err != nil || len(page.Items) != 2 {
+		t.Fatalf("a cross-partition filter without a plan: %v, %d rows", err, len(page.Items))
 	}
 }

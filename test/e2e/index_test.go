@@ -34,7 +34,7 @@ func indexedIDs(t *testing.T, e *env, c *azcosmos.ContainerClient, q string, pag
 	var ids []string
 	all := true
 	for pager.More() {
-		page, err := pager.NextPage(e.ctx)
+		page, err := pager.NextPage(e.planCtx)
 		if err != nil {
 			t.Fatalf("query %q: %v", q, err)
 		}
@@ -228,7 +228,7 @@ func TestIndexedQueries(t *testing.T) {
 
 	// Query metrics report the index lookup when one served the query.
 	pager := c.NewQueryItemsPager("SELECT * FROM c WHERE c.city = 'Oslo'", azcosmos.NewPartitionKey(), nil)
-	page, err := pager.NextPage(e.ctx)
+	page, err := pager.NextPage(e.planCtx)
 	if err != nil {
 		t.Fatal(err)
 	}

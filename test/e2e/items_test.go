@@ -227,7 +227,7 @@ func queryAll(t testing.TB, e *env, c *azcosmos.ContainerClient, q string, pk az
 	pager := c.NewQueryItemsPager(q, pk, opts)
 	var out [][]byte
 	for pager.More() {
-		page, err := pager.NextPage(e.ctx)
+		page, err := pager.NextPage(e.planCtx)
 		if err != nil {
 			t.Fatalf("query %q: %v", q, err)
 		}

@@ -25,7 +25,7 @@ func TestQueryPaging(t *testing.T) {
 		n := 0
 		var ids []string
 		for pager.More() {
-			page, err := pager.NextPage(e.ctx)
+			page, err := pager.NextPage(e.planCtx)
 			if err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}

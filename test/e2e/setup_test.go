@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
@@ -34,8 +36,32 @@ type env struct {
 	client *azcosmos.Client
 	clock  *clock.Manual
 	ctx    context.Context
+	// planCtx is ctx for queries sent as a plan-aware SDK sends them
+	// (see planAwareKey).
+	planCtx context.Context
 	// stop ends the server; see startWith.
 	stop func(t testing.TB) error
+}
+
+// planAwareKey marks a request context (env.planCtx) whose cross-partition
+// queries are sent as the SDKs that fetch a query plan send them: to a
+// partition key range (Ebb has one, "0"). The Go SDK sends them without
+// one, and the service's gateway (and Ebb) then refuse a query that needs
+// its results merged (ORDER BY, aggregates, DISTINCT, ...) with 400 and
+// substatus 1004, which TestCrossPartitionQueryNeedsPlan asserts. Tests
+// about what such queries return use planCtx.
+type planAwareKey struct{}
+
+// planAwarePolicy adds the partition key range to a cross-partition query
+// whose context is marked with planAwareKey.
+type planAwarePolicy struct{}
+
+func (planAwarePolicy) Do(req *policy.Request) (*http.Response, error) {
+	raw := req.Raw()
+	if raw.Context().Value(planAwareKey{}) != nil && strings.EqualFold(raw.Header.Get("x-ms-documentdb-query"), "true") && raw.Header.Get("x-ms-documentdb-partitionkey") == "" {
+		raw.Header.Set("x-ms-documentdb-partitionkeyrangeid", "0")
+	}
+	return req.Next()
 }
 
 // start runs Ebb in memory over HTTPS (HTTP/2, self-signed) on a manual
@@ -101,7 +127,8 @@ func startWith(t testing.TB, cfg server.Config) *env {
 		return shutdownErr
 	}
 	t.Cleanup(func() { stop(t) })
-	return &env{srv: srv, client: newClient(t, srv.URL, transport), clock: m, ctx: context.Background(), stop: stop}
+	ctx := context.Background()
+	return &env{srv: srv, client: newClient(t, srv.URL, transport), clock: m, ctx: ctx, planCtx: context.WithValue(ctx, planAwareKey{}, true), stop: stop}
 }
 
 func newClient(t testing.TB, endpoint string, transport *http.Client) *azcosmos.Client {
@@ -111,7 +138,7 @@ func newClient(t testing.TB, endpoint string, transport *http.Client) *azcosmos.
 		t.Fatal(err)
 	}
 	client, err := azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{
-		ClientOptions: azcore.ClientOptions{Transport: transport},
+		ClientOptions: azcore.ClientOptions{Transport: transport, PerCallPolicies: []policy.Policy{planAwarePolicy{}}},
 	})
 	if err != nil {
 		t.Fatal(err)

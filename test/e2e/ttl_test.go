@@ -191,7 +191,7 @@ func TestQueriesWhileItemsExpire(t *testing.T) {
 						continue
 					}
 					more = true
-					page, err := r.pager.NextPage(e.ctx)
+					page, err := r.pager.NextPage(e.planCtx)
 					if err != nil {
 						t.Fatalf("%s: %v", r.q, err)
 					}

@@ -42,6 +42,10 @@ type Error struct {
 	RetryAfter time.Duration
 	// SubStatus is Cosmos's x-ms-substatus, when it has one.
 	SubStatus int
+	// AdditionalInfo, when set, is the error body's additionalErrorInfo
+	// (raw JSON), and the message is sent as the service sends such an
+	// error: followed by the activity id, not wrapped in "Errors".
+	AdditionalInfo []byte
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -43,6 +43,7 @@ export const paths = {
   containers: (db) => `/dbs/${enc(db)}/colls`,
   container: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}`,
   items: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/docs`,
+  pkranges: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/pkranges`,
   item: (db, coll, id) => `/dbs/${enc(db)}/colls/${enc(coll)}/docs/${enc(id)}`,
   offers: () => "/offers",
   offer: (id) => `/offers/${enc(id)}`,
@@ -162,8 +163,33 @@ export class Client {
     return (await this.request("PUT", paths.offer(offer.id), { body: offer })).body;
   }
 
-  queryItems(db, coll, sql, options) {
-    return this.query(paths.items(db, coll), sql, options);
+  /**
+   * queryItems runs a query over a container's items. A cross-partition
+   * query goes to the container's partition key range, as the SDKs that
+   * fetch a query plan send it: without one, the service (and Ebb)
+   * refuses a query whose results need merging (ORDER BY, aggregates,
+   * DISTINCT, ...) with 400/1004. Ebb has one range, so the page's query
+   * runs there whole.
+   */
+  async queryItems(db, coll, sql, options = {}) {
+    const extraHeaders = { ...(options.extraHeaders ?? {}) };
+    if (!("x-ms-documentdb-partitionkey" in extraHeaders)) {
+      const ranges = await this.partitionKeyRanges(db, coll);
+      if (ranges.length === 1) extraHeaders["x-ms-documentdb-partitionkeyrangeid"] = ranges[0].id;
+    }
+    return this.query(paths.items(db, coll), sql, { ...options, extraHeaders });
+  }
+
+  /** partitionKeyRanges lists a container's ranges (cached: they never
+   * change on Ebb). */
+  async partitionKeyRanges(db, coll) {
+    this.ranges ??= new Map();
+    const key = paths.pkranges(db, coll);
+    if (!this.ranges.has(key)) {
+      const res = await this.request("GET", key);
+      this.ranges.set(key, res.body?.PartitionKeyRanges ?? []);
+    }
+    return this.ranges.get(key);
   }
 
   /** createItem POSTs a new item; pk is its partition key values. */
