@@ -101,7 +101,9 @@ func queryError(err error) error {
 		return dberr.BadRequest("%s", qe.Error())
 	}
 	if errors.Is(err, query.ErrBadContinuation) {
-		return dberr.BadRequest("The continuation token is invalid: it is malformed or belongs to a different query. Start the query again without x-ms-continuation.")
+		// "Invalid Continuation Token" is the service's message for a
+		// token it cannot use (azure-cosmos-dotnet-v2 issue 657).
+		return dberr.BadRequest("Invalid Continuation Token: the token is malformed or belongs to a different query. Start the query again without x-ms-continuation.")
 	}
 	return err
 }

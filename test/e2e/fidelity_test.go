@@ -49,3 +49,47 @@ func TestIndexingPolicyNormalized(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidContinuationToken: a query continuation this server did not
+// issue is 400 with the service's "Invalid Continuation Token".
+func TestInvalidContinuationToken(t *testing.T) {
+	e := start(t)
+	c := e.container(t, pkProps("tokens", "/pk"))
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := c.CreateItem(e.ctx, azcosmos.NewPartitionKeyString("p"), []byte(`{"id":"`+id+`","pk":"p"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tok := range []string{"not a token!", "W1t7InRva2VuIjoiKyJ9XV0"} {
+		pager := c.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKeyString("p"), &azcosmos.QueryOptions{ContinuationToken: &tok})
+		_, err := pager.NextPage(e.ctx)
+		wantStatus(t, err, 400, "query from continuation "+tok)
+		if !strings.Contains(err.Error(), "Invalid Continuation Token") {
+			t.Errorf("continuation %q: the error does not say Invalid Continuation Token: %v", tok, err)
+		}
+	}
+}
+
+// TestMalformedOfferPath: an offer address that cannot be one is 400,
+// where a well-formed id of no offer is 404.
+func TestMalformedOfferPath(t *testing.T) {
+	e := start(t)
+	rc := newRest(t, e)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/offers/not-an-offer", 400},
+		{"GET", "/offers/AbCD/extra", 400},
+		{"PUT", "/offers/AbCD/extra/more", 400},
+		{"GET", "/offers/AAAA", 404},
+	} {
+		var body []byte
+		if tc.method == "PUT" {
+			body = []byte(`{"content":{"offerThroughput":400}}`)
+		}
+		if r := rc.do(t, tc.method, tc.path, nil, body); r.status != tc.status {
+			t.Errorf("%s %s: got %d %s, want %d", tc.method, tc.path, r.status, r.body, tc.status)
+		}
+	}
+}

@@ -203,6 +203,11 @@ describe("containers", () => {
     assert.equal(after.resource.content.offerThroughput, 500);
   });
 
+  test("an address that cannot be an offer's is 400; a missing offer is 404", async () => {
+    await expectCosmosError(client.offer("not-an-offer").read(), 400, { messageIncludes: "Invalid resource id" });
+    await expectCosmosError(client.offer("AAAA").read(), 404);
+  });
+
   test("a container created without throughput gets a 400 RU/s offer", async () => {
     const { container } = await database.containers.create({ id: uniqueId("c-default-tp"), partitionKey: "/pk" });
     const offer = await container.readOffer();
