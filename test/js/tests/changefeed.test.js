@@ -13,6 +13,7 @@ import {
   ChangeFeedRetentionTimeSpan,
   StatusCodes,
   PartitionKeyKind,
+  PartitionKeyDefinitionVersion,
 } from "@azure/cosmos";
 
 import { uniqueId, advanceClock, openEbb, closeEbb, expectCosmosError } from "../lib/cosmos.js";
@@ -146,6 +147,25 @@ describe("latest version", () => {
     for (const range of forged.Continuation) range.continuationToken = '"not-an-lsn"';
     const resumed = container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(JSON.stringify(forged)) });
     await expectCosmosError(resumed.readNext(), 400, { messageIncludes: "Invalid Continuation Token" });
+  });
+
+  test("an EPK sub-range of a version 1 container", async () => {
+    const { container } = await database.containers.create({
+      id: uniqueId("v1"),
+      partitionKey: { paths: ["/pk"], version: PartitionKeyDefinitionVersion.V1 },
+    });
+    // Version 1 EPKs, from the SDK's own hashing test vectors:
+    // "aa" 05C1C7…, "" 05C1CF…, "partitionKey" 05C1E1…, "redmond" 05C1EF….
+    const keys = ["redmond", "aa", "partitionKey", ""];
+    for (const [i, pk] of keys.entries()) await container.items.create({ id: `i${i}`, pk });
+    // A feed range is the SDK's own FeedRangeInternal, taken from
+    // getFeedRanges, with other bounds.
+    const [whole] = await container.getFeedRanges();
+    const range = (min, max) => new whole.constructor(min, max);
+    const ids = async (r) =>
+      (await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(r) }))).map((d) => d.id);
+    assert.deepEqual(await ids(range("", "05C1E0")), ["i1", "i3"]);
+    assert.deepEqual(await ids(range("05C1E0", "FF")), ["i0", "i2"]);
   });
 
   test("an expired item is never delivered", async () => {
