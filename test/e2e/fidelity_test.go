@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -91,5 +93,61 @@ func TestMalformedOfferPath(t *testing.T) {
 		if r := rc.do(t, tc.method, tc.path, nil, body); r.status != tc.status {
 			t.Errorf("%s %s: got %d %s, want %d", tc.method, tc.path, r.status, r.body, tc.status)
 		}
+	}
+}
+
+// TestContainerQuotaInfo: a container read with PopulateQuotaInfo has
+// the service's quota and usage headers, with the container's real item
+// count and document bytes, and the index transformation progress.
+func TestContainerQuotaInfo(t *testing.T) {
+	e := start(t)
+	c := e.container(t, pkProps("quota", "/pk"))
+	var docBytes, firstBytes int
+	for i := range 40 {
+		body := fmt.Sprintf(`{"id":"%d","pk":"p","pad":%q}`, i, strings.Repeat("x", 100))
+		r, err := c.CreateItem(e.ctx, azcosmos.NewPartitionKeyString("p"), []byte(body), &azcosmos.ItemOptions{EnableContentResponseOnWrite: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docBytes += len(r.Value)
+		if i == 0 {
+			firstBytes = len(r.Value)
+		}
+	}
+	if _, err := c.DeleteItem(e.ctx, azcosmos.NewPartitionKeyString("p"), "0", nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Read(e.ctx, &azcosmos.ReadContainerOptions{PopulateQuotaInfo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.RawResponse.Header
+	wantQuota := "functions=25;storedProcedures=100;triggers=25;documentSize=51200;documentsSize=52428800;documentsCount=-1;collectionSize=52428800;"
+	if got := h.Get("x-ms-resource-quota"); got != wantQuota {
+		t.Errorf("x-ms-resource-quota %q, want %q", got, wantQuota)
+	}
+	usage := map[string]int{}
+	for _, kv := range strings.Split(strings.TrimSuffix(h.Get("x-ms-resource-usage"), ";"), ";") {
+		name, v, ok := strings.Cut(kv, "=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil {
+			t.Fatalf("x-ms-resource-usage %q: bad pair %q", h.Get("x-ms-resource-usage"), kv)
+		}
+		usage[name] = n
+	}
+	kb := (docBytes - firstBytes) / 1024 // the 39 documents left
+	want := map[string]int{"functions": 0, "storedProcedures": 0, "triggers": 0, "documentSize": kb / 1024, "documentsSize": kb, "documentsCount": 39, "collectionSize": kb}
+	if fmt.Sprint(usage) != fmt.Sprint(want) {
+		t.Errorf("x-ms-resource-usage %q: got %v, want %v", h.Get("x-ms-resource-usage"), usage, want)
+	}
+	if got := h.Get("x-ms-documentdb-collection-index-transformation-progress"); got != "100" {
+		t.Errorf("index transformation progress %q, want 100", got)
+	}
+	plain, err := c.Read(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := plain.RawResponse.Header.Get("x-ms-resource-usage"); v != "" {
+		t.Errorf("a read without PopulateQuotaInfo has x-ms-resource-usage %q", v)
 	}
 }
