@@ -248,7 +248,7 @@ type indexed interface {
 
 // errIndexContinuation refuses an index plan's continuation after the
 // index it walked was rebuilt or dropped.
-var errIndexContinuation = dberr.BadRequest("The continuation token is invalid: the container's indexing policy changed since the query started. Start the query again without x-ms-continuation.")
+var errIndexContinuation = dberr.BadRequest("Invalid Continuation Token: the container's indexing policy changed since the query started. Start the query again without x-ms-continuation.")
 
 // ReadFeed returns one page of a container's items.
 func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, error) {
