@@ -319,7 +319,7 @@ func (c *container) parseBatchOp(i int, o batchOpJSON, batchPK document.Partitio
 			return op, nil
 		}
 		if batchPK != nil && !batchPK.Equal(op.p.pk) {
-			return op, dberr.BadRequest("Batch operation %d (%s): the document's partition key %s differs from the batch's %s; all operations of a transactional batch must share one partition key.", i+1, op.kind, op.p.pk.AppendJSON(nil), batchPK.AppendJSON(nil))
+			return op, dberr.BadRequest("%s Operation %d (%s): the document's partition key is %s, the request's %s.", errOtherPK, i+1, op.kind, op.p.pk.AppendJSON(nil), batchPK.AppendJSON(nil))
 		}
 		op.id, op.pkEnc = op.p.id, op.p.pkEnc
 	case BatchPatch:
@@ -353,10 +353,16 @@ func (c *container) batchOpPK(i int, raw json.RawMessage, batchPK document.Parti
 		return nil, err
 	}
 	if batchPK != nil && !batchPK.Equal(pk) {
-		return nil, dberr.BadRequest("Batch operation %d: its partition key %s differs from the batch's %s; all operations of a transactional batch must share one partition key.", i+1, pk.AppendJSON(nil), batchPK.AppendJSON(nil))
+		return nil, dberr.BadRequest("%s Operation %d: its partition key is %s, the request's %s.", errOtherPK, i+1, pk.AppendJSON(nil), batchPK.AppendJSON(nil))
 	}
 	return pk, nil
 }
+
+// errOtherPK begins the message of a transactional batch whose operation
+// has another partition key than the request: the service's words (400),
+// which the JS SDK's tests look for (azure-sdk-for-js, sdk/cosmosdb/cosmos/
+// test/public/functional/item/batch.item.spec.ts).
+const errOtherPK = "One or more operations within the batch request have a different partition key value than the request."
 
 // nonePK is the key of an item that lacks every partition key path,
 // what JS's bulk sends for a Read, Delete or Patch without a key.

@@ -236,6 +236,8 @@ type Resource struct {
 	// ContentPath and AltContentPath locate a document's container for
 	// the JS SDK's session bookkeeping.
 	ContentPath, AltContentPath string
+	// Usage is a container's usage, when a container read asked for it.
+	Usage *Usage
 }
 
 // ---- databases ----

@@ -18,7 +18,8 @@ import (
 // CheckConsistency verifies, in one snapshot, that every container's
 // keyspaces agree: each stored item has exactly its expiry-index entry
 // and its latest-version entry, no entry lacks its item, the container
-// state is ahead of every item's LSN and _ts, and the secondary index
+// state is ahead of every item's LSN and _ts and its usage counters are
+// the stored items' count and document bytes, and the secondary index
 // holds exactly the entries of the stored items under the index state's
 // policy (while a rebuild runs: all of them up to its cursor, a subset
 // after it; see package index). It reads
@@ -58,13 +59,18 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	docs, expiring := 0, 0
+	var items, size int64 // what the state's usage counters should hold
 	for it.Next() {
 		docs++
 		key := it.Key()
-		h, _, err := document.DecodeItem(it.Value())
+		h, doc, err := document.DecodeItem(it.Value())
 		if err != nil {
 			report("%s: item %x: %v", c.label(), key, err)
 			continue
+		}
+		if st.counts(key) {
+			items++
+			size += int64(len(doc))
 		}
 		pk, rest, err := document.DecodePK(key[len(prefix):], len(c.pk.Paths))
 		if err != nil {
@@ -91,6 +97,9 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	}
 	if err := it.Err(); err != nil {
 		return err
+	}
+	if items != st.items || size != st.bytes {
+		report("%s: the state counts %d items of %d bytes; %d items of %d bytes are stored (counting %v, cursor %x)", c.label(), st.items, st.bytes, items, size, st.counting, st.cursor)
 	}
 	entries := 0
 	for _, space := range []byte{keyspace.ExpOwn, keyspace.ExpTs} {

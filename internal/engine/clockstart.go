@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"log/slog"
 	"math"
 	"time"
@@ -95,9 +96,11 @@ func latestTs(ctx context.Context, store storage.Store) (int64, error) {
 		it := r.Scan([]byte{keyspace.CollMeta}, []byte{keyspace.CollMeta + 1}, false)
 		defer it.Close()
 		for it.Next() {
-			if v := it.Value(); len(v) == 24 {
-				latest = max(latest, int64(binary.BigEndian.Uint64(v[8:])))
+			st, err := decodeCollState(it.Value())
+			if err != nil {
+				return fmt.Errorf("container state %x: %w", it.Key(), err)
 			}
+			latest = max(latest, st.lastTs)
 		}
 		return it.Err()
 	})

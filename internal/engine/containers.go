@@ -102,13 +102,28 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	return Resource{Body: c.raw, ETag: c.etag, Charge: throughput.CatalogWrite}, nil
 }
 
-// ReadContainer returns a container.
-func (e *Engine) ReadContainer(ctx context.Context, dbID, id string) (Resource, error) {
+// ReadContainer returns a container; with quota (the request's
+// x-ms-documentdb-populatequotainfo) also its usage and index progress,
+// read from its state (usage.go) in one snapshot.
+func (e *Engine) ReadContainer(ctx context.Context, dbID, id string, quota bool) (Resource, error) {
 	c, err := e.container(dbID, id)
 	if err != nil {
 		return Resource{}, err
 	}
-	return Resource{Body: c.raw, ETag: c.etag, Charge: throughput.CatalogRead}, nil
+	res := Resource{Body: c.raw, ETag: c.etag, Charge: throughput.CatalogRead}
+	if !quota {
+		return res, nil
+	}
+	var u Usage
+	err = e.store.View(ctx, func(r storage.Reader) (err error) {
+		u, err = usage(r, c)
+		return err
+	})
+	if err != nil {
+		return Resource{}, err
+	}
+	res.Usage = &u
+	return res, nil
 }
 
 // Containers returns the containers of a database, ordered by id.

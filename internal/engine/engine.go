@@ -127,9 +127,12 @@ type Options struct {
 	// Shared says other Ebb nodes use the same store (see cluster.go).
 	Shared bool
 	// indexBatch and indexHook tune the index builder in tests
-	// (indexbuild.go); zero values mean the defaults.
+	// (indexbuild.go); zero values mean the defaults. countGate, if set
+	// (tests), is asked before the builder counts a container's usage
+	// (usage.go); false skips it for that pass.
 	indexBatch int
 	indexHook  func(c *container) bool
+	countGate  func(c *container) bool
 	// NodeID names this node in purge leases; random if empty.
 	NodeID string
 	// LeaseTime is how long a purge lease lasts (default 5 s);
@@ -206,7 +209,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	if opts.Shared {
 		indexPoll = cmp.Or(opts.LeaseTime, 5*time.Second)
 	}
-	e.indexer = startIndexBuilder(e, opts.indexBatch, opts.indexHook, indexPoll)
+	e.indexer = startIndexBuilder(e, opts.indexBatch, opts.indexHook, opts.countGate, indexPoll)
 	if opts.Shared {
 		e.startCluster(opts)
 	}

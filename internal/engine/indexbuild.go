@@ -20,6 +20,11 @@ import (
 // poll period, so that a rebuild whose node died is finished by another
 // (two nodes building at once is harmless: batches are transactions on
 // the stored cursor, and setting an entry twice is a no-op).
+//
+// The same goroutine, on the same wakes, finishes the one-time count of
+// the usage counters of a container whose state predates them (usage.go,
+// countBatch): a walk of the same shape, a cursor in a stored state
+// advanced by transactional batches.
 
 type indexBuilder struct {
 	e *Engine
@@ -28,6 +33,9 @@ type indexBuilder struct {
 	// hook, if set (tests), runs after each committed batch; false stops
 	// work on that container until the next wake.
 	hook func(c *container) bool
+	// countGate, if set (tests), is asked before counting a container's
+	// usage; false skips the count until the next pass.
+	countGate func(c *container) bool
 	// poll, if non-zero, is how often to look for building containers
 	// without being woken (shared stores).
 	poll    time.Duration
@@ -36,11 +44,11 @@ type indexBuilder struct {
 	done    chan struct{}
 }
 
-func startIndexBuilder(e *Engine, batch int, hook func(c *container) bool, poll time.Duration) *indexBuilder {
+func startIndexBuilder(e *Engine, batch int, hook, countGate func(c *container) bool, poll time.Duration) *indexBuilder {
 	if batch <= 0 {
 		batch = index.BatchDocs
 	}
-	b := &indexBuilder{e: e, batch: batch, hook: hook, poll: poll, wake: make(chan struct{}, 1),
+	b := &indexBuilder{e: e, batch: batch, hook: hook, countGate: countGate, poll: poll, wake: make(chan struct{}, 1),
 		stopped: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
 	return b
@@ -91,8 +99,8 @@ func (b *indexBuilder) stopping() bool {
 	}
 }
 
-// pass builds every building container to the end. It reports whether
-// an error left work for later.
+// pass counts every container still counting and builds every building
+// container to the end. It reports whether an error left work for later.
 func (b *indexBuilder) pass() (retry bool) {
 	var colls []*container
 	for _, db := range b.e.catalogSnapshot().dbs {
@@ -102,6 +110,20 @@ func (b *indexBuilder) pass() (retry bool) {
 	}
 	slices.SortFunc(colls, func(x, y *container) int { return bytes.Compare(x.rid[:], y.rid[:]) })
 	for _, c := range colls {
+		for b.countGate == nil || b.countGate(c) {
+			if b.stopping() {
+				break
+			}
+			more, err := b.e.countBatch(context.Background(), c, b.batch)
+			if err != nil {
+				b.e.log.Warn("usage count", "container", c.label(), "err", err)
+				retry = true
+				break
+			}
+			if !more {
+				break
+			}
+		}
 		for !b.stopping() {
 			more, err := b.e.indexBatch(context.Background(), c, b.batch)
 			if err != nil {

@@ -256,3 +256,23 @@ func TestIndexStaleCatalog(t *testing.T) {
 	}
 	checkConsistent(t, e)
 }
+
+// TestIndexContinuationAfterPolicyChange: an index plan's continuation is
+// refused once the policy it was issued under changed, as an invalid
+// token in the service's words.
+func TestIndexContinuationAfterPolicyChange(t *testing.T) {
+	e, _ := openEngine(t, memStore(t), Options{})
+	mustCreate(t, e, "db", "c", containerBodyWith(""))
+	loadItems(t, e, 30)
+	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c WHERE c.a = 3"), MaxItemCount: 1, CrossPartition: true}
+	res, err := e.QueryItems(context.Background(), req)
+	if err != nil || res.Continuation == "" {
+		t.Fatalf("first page: continuation %q, %v", res.Continuation, err)
+	}
+	replaceContainer(t, e, excludeA)
+	req.Continuation = res.Continuation
+	_, err = e.QueryItems(context.Background(), req)
+	if !IsKind(err, KindBadRequest) || !strings.HasPrefix(err.Error(), "Invalid Continuation Token") {
+		t.Fatalf("next page after the policy change: %v, want 400 Invalid Continuation Token", err)
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -51,18 +52,110 @@ const (
 // written, the time guard's floor after a restart; a write's _ts is its
 // operation's instant, which is at least lastTs unless the guard resumed
 // on a clock behind a stored future (see clock.NewTimeGuard).
+//
+// items and bytes are the container's usage: how many items are stored
+// and the bytes of their documents (as served, system properties
+// included; the item header is not counted). Every put and removeItem
+// keeps them in the transaction that writes the item, so reading them
+// costs one Get. They count stored versions: an expired item the purger
+// has not reached, or an item of a partition delete not yet drained,
+// still counts, as the service's figures do until its background
+// deletion.
+//
+// INVARIANT: when not counting, items and bytes are exactly those of the
+// stored items. While counting (a state written before Ebb kept the
+// counters: see usage.go), they are those of the stored items whose key
+// (after the doc prefix) is at most cursor, none while cursor is nil;
+// writes at keys after the cursor leave them alone, and the count picks
+// those items up when it reaches them.
 type collState struct {
 	lsn    uint64
 	lastTs int64
 	seq    uint64
+
+	items, bytes int64
+	counting     bool
+	cursor       []byte
 }
 
+// A state's encoding: lsn, lastTs and seq (8 bytes each, big-endian),
+// then items and bytes (8 bytes each) and, only while counting, the flag
+// byte stateCounting and the cursor. A state of legacyStateLen bytes was
+// written before Ebb kept the counters: it reads as counting from the
+// first item.
+const (
+	legacyStateLen = 24
+	stateLen       = 40
+	stateCounting  = 1
+)
+
 func (s collState) encode() []byte {
-	b := make([]byte, 0, 24)
+	b := make([]byte, 0, stateLen+1+len(s.cursor))
 	b = binary.BigEndian.AppendUint64(b, s.lsn)
 	b = binary.BigEndian.AppendUint64(b, uint64(s.lastTs))
-	return binary.BigEndian.AppendUint64(b, s.seq)
+	b = binary.BigEndian.AppendUint64(b, s.seq)
+	b = binary.BigEndian.AppendUint64(b, uint64(s.items))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.bytes))
+	if s.counting {
+		b = append(append(b, stateCounting), s.cursor...)
+	}
+	return b
 }
+
+func decodeCollState(v []byte) (collState, error) {
+	switch {
+	case len(v) == legacyStateLen, len(v) == stateLen:
+	case len(v) > stateLen && v[stateLen] == stateCounting:
+	default:
+		return collState{}, fmt.Errorf("engine: corrupt container state (%d bytes)", len(v))
+	}
+	s := collState{
+		lsn:    binary.BigEndian.Uint64(v),
+		lastTs: int64(binary.BigEndian.Uint64(v[8:])),
+		seq:    binary.BigEndian.Uint64(v[16:]),
+	}
+	if len(v) == legacyStateLen {
+		s.counting = true
+		return s, nil
+	}
+	s.items = int64(binary.BigEndian.Uint64(v[24:]))
+	s.bytes = int64(binary.BigEndian.Uint64(v[32:]))
+	if len(v) > stateLen {
+		s.counting = true
+		if len(v) > stateLen+1 {
+			s.cursor = bytes.Clone(v[stateLen+1:])
+		}
+	}
+	return s, nil
+}
+
+// equal reports whether s and o are the same state.
+func (s collState) equal(o collState) bool {
+	return s.lsn == o.lsn && s.lastTs == o.lastTs && s.seq == o.seq && s.items == o.items &&
+		s.bytes == o.bytes && s.counting == o.counting && bytes.Equal(s.cursor, o.cursor)
+}
+
+// counts reports whether the usage counters include the item stored at
+// doc key key (see the INVARIANT on collState).
+func (s *collState) counts(key []byte) bool {
+	if !s.counting {
+		return true
+	}
+	return s.cursor != nil && bytes.Compare(key[docPrefixLen:], s.cursor) <= 0
+}
+
+// account adds n items of size bytes (either may be negative) to the
+// usage if the counters include the item at doc key key.
+func (s *collState) account(key []byte, n, size int) {
+	if s.counts(key) {
+		s.items += int64(n)
+		s.bytes += int64(size)
+	}
+}
+
+// docPrefixLen is the length of a doc key's prefix: the keyspace byte and
+// the container's RID.
+var docPrefixLen = len(keyspace.CollPrefix(keyspace.Doc, [8]byte{}))
 
 // readCollState reads the state of container rid; a missing state means
 // the container was deleted (after the request looked it up).
@@ -74,14 +167,7 @@ func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
 	if err != nil {
 		return collState{}, err
 	}
-	if len(v) != 24 {
-		return collState{}, fmt.Errorf("engine: corrupt container state (%d bytes)", len(v))
-	}
-	return collState{
-		lsn:    binary.BigEndian.Uint64(v),
-		lastTs: int64(binary.BigEndian.Uint64(v[8:])),
-		seq:    binary.BigEndian.Uint64(v[16:]),
-	}, nil
+	return decodeCollState(v)
 }
 
 // itemExpiryKey returns the expiry-index key for an item version, nil for an
@@ -294,7 +380,7 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, 
 		if err := fn(t); err != nil {
 			return err
 		}
-		if t.st == st {
+		if t.st.equal(st) {
 			return nil // only reads
 		}
 		return w.Set(keyspace.CollMetaKey(c.rid), t.st.encode())
@@ -383,6 +469,7 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	h := document.ItemHeader{Ts: t.now, TTL: p.ttl, LSN: st.lsn}
 	if exists {
 		h.Seq = old.h.Seq // replaced in place: _rid is stable
+		st.account(key, -1, -len(old.doc))
 		if k := itemExpiryKey(c, old.h, p.pkEnc, p.id); k != nil {
 			if err := t.w.Delete(k); err != nil {
 				return written{}, err
@@ -411,6 +498,7 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 		}
 	}
 	doc := v[document.HeaderLen:]
+	st.account(key, 1, len(doc))
 	if err := claim.claim(t.w); err != nil {
 		return written{}, err
 	}
@@ -493,6 +581,7 @@ func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (R
 func removeItem(w storage.Writer, c *container, st *collState, now int64, logged bool, v itemVersion, expired bool) error {
 	st.lsn++
 	st.lastTs = max(st.lastTs, now)
+	st.account(v.key, -1, -len(v.doc))
 	if k := itemExpiryKey(c, v.h, v.pkEnc, v.id); k != nil {
 		if err := w.Delete(k); err != nil {
 			return err

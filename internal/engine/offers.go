@@ -45,6 +45,9 @@ func (e *Engine) Offers(ctx context.Context) ([][]byte, float64) {
 
 // ReadOffer returns one offer by its id.
 func (e *Engine) ReadOffer(ctx context.Context, id string) (Resource, error) {
+	if err := resource.CheckOfferID(id); err != nil {
+		return Resource{}, err
+	}
 	o, ok := e.catalogSnapshot().offers[id]
 	if !ok && e.refreshOnMiss() {
 		o, ok = e.catalogSnapshot().offers[id]
@@ -58,6 +61,9 @@ func (e *Engine) ReadOffer(ctx context.Context, id string) (Resource, error) {
 // ReplaceOffer changes the throughput of an offer. Only content may
 // change; the offer keeps its id and the resource it belongs to.
 func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMatch string) (Resource, error) {
+	if err := resource.CheckOfferID(id); err != nil {
+		return Resource{}, err
+	}
 	if _, err := document.ObjectBody(body); err != nil {
 		return Resource{}, err
 	}

@@ -143,7 +143,9 @@ func queryError(err error) error {
 		return budgetError(be)
 	}
 	if errors.Is(err, query.ErrBadContinuation) {
-		return dberr.BadRequest("The continuation token is invalid: it is malformed or belongs to a different query. Start the query again without x-ms-continuation.")
+		// "Invalid Continuation Token" is the service's message for a
+		// token it cannot use (azure-cosmos-dotnet-v2 issue 657).
+		return dberr.BadRequest("Invalid Continuation Token: the token is malformed or belongs to a different query. Start the query again without x-ms-continuation.")
 	}
 	return err
 }
@@ -342,7 +344,7 @@ type indexed interface {
 
 // errIndexContinuation refuses an index plan's continuation after the
 // index it walked was rebuilt or dropped.
-var errIndexContinuation = dberr.BadRequest("The continuation token is invalid: the container's indexing policy changed since the query started. Start the query again without x-ms-continuation.")
+var errIndexContinuation = dberr.BadRequest("Invalid Continuation Token: the container's indexing policy changed since the query started. Start the query again without x-ms-continuation.")
 
 // ReadFeed returns one page of a container's items.
 func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, error) {

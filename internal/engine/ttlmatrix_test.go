@@ -74,7 +74,7 @@ func (c *matrixContainer) Replace(t testing.TB, p ttlmatrix.Props) ttlmatrix.Res
 }
 
 func (c *matrixContainer) DefaultTTL(t testing.TB) json.RawMessage {
-	r, err := c.e.ReadContainer(matrixCtx, c.db, c.id)
+	r, err := c.e.ReadContainer(matrixCtx, c.db, c.id, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,10 @@ package gateway
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ebbdb/ebb/internal/engine"
 )
 
 func (g *Gateway) listContainers(w http.ResponseWriter, r *http.Request) error {
@@ -32,11 +36,57 @@ func (g *Gateway) createOrQueryContainers(w http.ResponseWriter, r *http.Request
 }
 
 func (g *Gateway) readContainer(w http.ResponseWriter, r *http.Request) error {
-	res, err := g.eng.ReadContainer(r.Context(), r.PathValue("db"), r.PathValue("coll"))
+	quota := strings.EqualFold(r.Header.Get("x-ms-documentdb-populatequotainfo"), "true")
+	res, err := g.eng.ReadContainer(r.Context(), r.PathValue("db"), r.PathValue("coll"), quota)
 	if err != nil {
 		return err
 	}
+	if res.Usage != nil {
+		setQuotaHeaders(w.Header(), *res.Usage)
+	}
 	return writeResource(w, http.StatusOK, res)
+}
+
+// containerQuota is the service's x-ms-resource-quota for a container
+// read with x-ms-documentdb-populatequotainfo: its script limits and its
+// partition's storage limit (50 GB), in the service's order, units and
+// trailing ";" (documentSize in MB, documentsSize and collectionSize in
+// KB, documentsCount -1 for no limit). Service responses show these
+// figures (e.g. "documentSize=51200;documentsSize=52428800;
+// documentsCount=-1;collectionSize=52428800;"); the units are the .NET
+// SDK's (ResourceResponseBase: CollectionSizeQuota, DocumentQuota in
+// kilobytes).
+const containerQuota = "functions=25;storedProcedures=100;triggers=25;documentSize=51200;documentsSize=52428800;documentsCount=-1;collectionSize=52428800;"
+
+// setQuotaHeaders sets the headers of a container read with
+// x-ms-documentdb-populatequotainfo (see the .NET SDK's
+// ResourceResponseBase and the indexing-policy documentation, which reads
+// the transformation progress this way):
+//
+//   - x-ms-resource-quota: containerQuota;
+//   - x-ms-resource-usage: the same names with the container's figures:
+//     no scripts (Ebb runs none), documentsCount its stored items,
+//     documentsSize their bytes in KB (rounded down, as the service's
+//     figures are), collectionSize the same (Ebb does not measure its
+//     index's bytes apart), documentSize the collection's size in MB.
+//     It is left out while the usage is unknown (a store from before the
+//     counters, still being counted), rather than understated;
+//   - x-ms-documentdb-collection-index-transformation-progress: 100, or
+//     the percentage of the index rebuild done.
+//
+// The service also has x-ms-documentdb-collection-lazy-indexing-progress,
+// for containers in lazy indexing mode; neither SDK reads it (the JS SDK
+// only names it in its constants) and Ebb indexes "lazy" containers
+// consistently, so it is not sent.
+func setQuotaHeaders(h http.Header, u engine.Usage) {
+	h.Set("x-ms-resource-quota", containerQuota)
+	if u.Known {
+		kb := u.Bytes / 1024
+		h.Set("x-ms-resource-usage", "functions=0;storedProcedures=0;triggers=0;documentSize="+strconv.FormatInt(kb/1024, 10)+
+			";documentsSize="+strconv.FormatInt(kb, 10)+";documentsCount="+strconv.FormatInt(u.Items, 10)+
+			";collectionSize="+strconv.FormatInt(kb, 10)+";")
+	}
+	h.Set("x-ms-documentdb-collection-index-transformation-progress", strconv.Itoa(u.IndexProgress))
 }
 
 func (g *Gateway) replaceContainer(w http.ResponseWriter, r *http.Request) error {

@@ -126,6 +126,7 @@ func (g *Gateway) Handler() http.Handler {
 	api("POST /offers", g.queryOffers)
 	api("GET /offers/{id}", g.readOffer)
 	api("PUT /offers/{id}", g.replaceOffer)
+	api("/offers/{id}/{rest...}", g.badOfferPath)
 
 	for _, family := range []string{"sprocs", "triggers", "udfs", "conflicts"} {
 		api("/dbs/{db}/colls/{coll}/"+family+"/", g.notImplemented)

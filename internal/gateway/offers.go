@@ -1,6 +1,10 @@
 package gateway
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/ebbdb/ebb/internal/engine"
+)
 
 func (g *Gateway) listOffers(w http.ResponseWriter, r *http.Request) error {
 	rows, charge := g.eng.Offers(r.Context())
@@ -37,4 +41,11 @@ func (g *Gateway) replaceOffer(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeResource(w, http.StatusOK, res)
+}
+
+// badOfferPath answers a path below an offer (offers/{id}/...), which
+// names no resource: 400, as the service answers a malformed offer
+// address (see resource.CheckOfferID), not the 404 of a missing offer.
+func (g *Gateway) badOfferPath(w http.ResponseWriter, r *http.Request) error {
+	return &engine.Error{Kind: engine.KindBadRequest, Message: "The path " + r.URL.Path + " is not an offer's: an offer is addressed as offers/{_rid}."}
 }

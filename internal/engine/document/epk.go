@@ -6,8 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
-
-	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"unicode/utf8"
 )
 
 // Effective partition keys (EPKs): the hash Cosmos places a partition key
@@ -21,6 +20,29 @@ import (
 // 16 bytes taken in big-endian order and the top two bits cleared; Hash
 // keys hash all values together, MultiHash keys concatenate one hash per
 // level, so a prefix's EPK is a prefix of its keys' EPKs.
+//
+// Version 1 (Hash keys created with version 1, the service's old
+// default): strings are cut to their first 100 UTF-16 code units; the
+// values, encoded as for version 2 but with strings ending in 0x00, are
+// hashed with MurmurHash3 x86 32 (seed 0); the EPK is the hex of the
+// order-preserving binary encoding of the hash (as a number) followed by
+// the cut values. This is PartitionKeyInternal.
+// GetEffectivePartitionKeyForHashPartitioning with the components'
+// WriteForHashing and WriteForBinaryEncoding in azure-cosmos-dotnet-v3
+// (Microsoft.Azure.Cosmos/src/direct), and the JS SDK's
+// utils/hashing/v1.js, whose test vectors TestEPKV1 checks.
+//
+// Ebb stores -0 as 0 (componentFromJSON), so a key of -0 gets the EPK of
+// 0 here, where the service hashes its sign bit.
+
+// EPK returns the effective partition key of pk under def (upper-case
+// hex): version 1 for a Hash key of version 1, else version 2.
+func (def PKDef) EPK(pk PartitionKey) string {
+	if def.Kind != "MultiHash" && def.version == 1 {
+		return EPKV1(pk)
+	}
+	return def.EPKV2(pk)
+}
 
 // EPKV2 returns the version 2 EPK of pk (upper-case hex) for def.
 func (def PKDef) EPKV2(pk PartitionKey) string {
@@ -120,9 +142,6 @@ func (def PKDef) EPKFilter(start, end string) (func(pkEnc []byte) bool, error) {
 	if start == "" && (end == "" || strings.EqualFold(end, "FF")) {
 		return nil, nil
 	}
-	if def.version != 2 {
-		return nil, dberr.BadRequest("The effective partition key range [%q, %q) covers part of a container whose partition key is version %d; Ebb serves such sub-ranges for version 2 keys only. Read the whole range, or by partition key.", start, end, def.version)
-	}
 	start, end = strings.ToUpper(start), strings.ToUpper(end)
 	n := len(def.Paths)
 	return func(pkEnc []byte) bool {
@@ -130,7 +149,151 @@ func (def PKDef) EPKFilter(start, end string) (func(pkEnc []byte) bool, error) {
 		if err != nil {
 			return false
 		}
-		epk := def.EPKV2(pk)
+		epk := def.EPK(pk)
 		return epk >= start && (end == "" || epk < end)
 	}, nil
+}
+
+// v1MaxString is how much of a string version 1 hashing reads: its
+// first 100 UTF-16 code units (StringPartitionKeyComponent.Truncate), and
+// the binary encoding appends at most 100 bytes of it
+// (MaxStringBytesToAppend), then a 101st to mark the cut.
+const v1MaxString = 100
+
+// EPKV1 returns the version 1 EPK of pk (upper-case hex).
+func EPKV1(pk PartitionKey) string {
+	cut := make(PartitionKey, len(pk))
+	var in []byte
+	for i, c := range pk {
+		if c.Kind == PKString {
+			c.Str = truncateUTF16(c.Str, v1MaxString)
+		}
+		cut[i] = c
+		in = AppendEPKInputV1(in, c)
+	}
+	out := appendV1Number(nil, float64(murmur3x86(in)))
+	for _, c := range cut {
+		out = appendV1Binary(out, c)
+	}
+	return strings.ToUpper(hex.EncodeToString(out))
+}
+
+// HashEPKV1 is version 1's hash of an encoded value (AppendEPKInputV1),
+// the number that leads its EPK.
+func HashEPKV1(data []byte) uint32 { return murmur3x86(data) }
+
+// AppendEPKInputV1 appends one value as the version 1 hash reads it: as
+// version 2 does, but a string ends with 0x00.
+func AppendEPKInputV1(dst []byte, c PKComponent) []byte {
+	if c.Kind == PKString {
+		return append(append(append(dst, 0x08), c.Str...), 0x00)
+	}
+	return AppendEPKInput(dst, c)
+}
+
+// truncateUTF16 cuts s to its first n UTF-16 code units, as .NET's
+// Substring does; a surrogate pair split by the cut leaves its first half,
+// which UTF-8 encoding turns into U+FFFD, as .NET's does.
+func truncateUTF16(s string, n int) string {
+	if len(s) <= n {
+		return s // at most n bytes: at most n code units
+	}
+	units := 0
+	for i, r := range s {
+		w := 1
+		if r >= 0x10000 {
+			w = 2
+		}
+		if units+w > n {
+			if units < n { // only the high surrogate fits
+				return s[:i] + string(utf8.RuneError)
+			}
+			return s[:i]
+		}
+		units += w
+	}
+	return s
+}
+
+// appendV1Binary appends the order-preserving binary encoding of one value
+// (WriteForBinaryEncoding): its type byte, then for a number its encoding
+// below, for a string each UTF-8 byte plus one (0xFF stays) and a 0x00 end,
+// or, past 100 bytes, the first 101 bytes and no end.
+func appendV1Binary(dst []byte, c PKComponent) []byte {
+	switch c.Kind {
+	case PKNumber:
+		return appendV1Number(dst, c.Num)
+	case PKString:
+		dst = append(dst, 0x08)
+		short := len(c.Str) <= v1MaxString
+		n := len(c.Str)
+		if !short {
+			n = v1MaxString + 1
+		}
+		for i := 0; i < n; i++ {
+			b := c.Str[i]
+			if b < 0xFF {
+				b++
+			}
+			dst = append(dst, b)
+		}
+		if short {
+			dst = append(dst, 0x00)
+		}
+		return dst
+	}
+	return AppendEPKInput(dst, c) // the type byte alone
+}
+
+// appendV1Number appends a number's binary encoding: 0x05, then the
+// double mapped to an unsigned integer that sorts as the numbers do, its
+// top byte whole and the rest in 7-bit groups, each byte's low bit 1 but
+// the last's.
+func appendV1Number(dst []byte, f float64) []byte {
+	u := math.Float64bits(f)
+	if u < 1<<63 {
+		u ^= 1 << 63
+	} else {
+		u = ^u + 1
+	}
+	dst = append(dst, 0x05, byte(u>>56))
+	u <<= 8
+	var b byte
+	for first := true; ; first = false {
+		if !first {
+			dst = append(dst, b)
+		}
+		b = byte(u>>56) | 0x01
+		u <<= 7
+		if u == 0 {
+			break
+		}
+	}
+	return append(dst, b&0xFE)
+}
+
+// murmur3x86 is MurmurHash3's x86 32-bit variant with seed 0.
+func murmur3x86(data []byte) uint32 {
+	const c1, c2 = 0xcc9e2d51, 0x1b873593
+	var h uint32
+	n := len(data)
+	for len(data) >= 4 {
+		k := binary.LittleEndian.Uint32(data)
+		data = data[4:]
+		h ^= bits.RotateLeft32(k*c1, 15) * c2
+		h = bits.RotateLeft32(h, 13)*5 + 0xe6546b64
+	}
+	var k uint32
+	for i := len(data) - 1; i >= 0; i-- {
+		k = k<<8 | uint32(data[i])
+	}
+	if len(data) > 0 {
+		h ^= bits.RotateLeft32(k*c1, 15) * c2
+	}
+	h ^= uint32(n)
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	return h ^ h>>16
 }

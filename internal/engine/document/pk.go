@@ -141,9 +141,24 @@ func (d PKDef) FromDocument(doc []byte, ms []Member) (PartitionKey, error) {
 }
 
 // componentFromJSON reads one partition key value. raw is nil when the
-// document lacks the path. In a header, {} stands for that "None" value.
+// document lacks the path.
+//
+// In a header, {} stands for that "None" value: it is the JS SDK's
+// NonePartitionKeyLiteral (documents/PartitionKeyInternal.js), which its
+// PartitionKeyBuilder.addNoneValue() puts in a hierarchical key. Any other
+// object or array in a header is an error.
+//
+// In a document, an object or an array at the path is the None value as
+// well: the service extracts a document's key leniently, turning a value
+// that is not a primitive into Undefined (DocumentAnalyzer.
+// ExtractPartitionKeyValue calls PartitionKeyInternal.FromObjectArray with
+// strict false, in azure-cosmos-dotnet-v3), and the JS SDK sends {} for a
+// document whose path holds {} (extractPartitionKey.js), so the two agree.
 func componentFromJSON(raw []byte, header bool) (PKComponent, error) {
 	if raw == nil {
+		return PKComponent{Kind: PKNone}, nil
+	}
+	if !header && (raw[0] == '{' || raw[0] == '[') {
 		return PKComponent{Kind: PKNone}, nil
 	}
 	switch raw[0] {

@@ -25,3 +25,47 @@ func FuzzPartitionKeyHeader(f *testing.F) {
 		}
 	})
 }
+
+// TestFromDocumentNonPrimitive checks that an object or array at a
+// partition key path is the None value, as the service extracts keys,
+// while a header accepts only {} for it.
+func TestFromDocumentNonPrimitive(t *testing.T) {
+	def, err := ParsePKDef([]byte(`{"paths":["/a","/b"],"kind":"MultiHash","version":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := PKComponent{Kind: PKString, Str: "x"}
+	none := PKComponent{Kind: PKNone}
+	for _, tc := range []struct {
+		doc  string
+		want PartitionKey
+	}{
+		{`{"id":"1","a":"x","b":{}}`, PartitionKey{str, none}},
+		{`{"id":"1","a":"x","b":{"c":1}}`, PartitionKey{str, none}},
+		{`{"id":"1","a":"x","b":[1,2]}`, PartitionKey{str, none}},
+		{`{"id":"1","a":"x"}`, PartitionKey{str, none}},
+		{`{"id":"1","a":{},"b":"x"}`, PartitionKey{none, str}},
+	} {
+		ms, err := ObjectBody([]byte(tc.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := def.FromDocument([]byte(tc.doc), ms)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("FromDocument(%s) = %s, %v; want %s", tc.doc, got.AppendJSON(nil), err, tc.want.AppendJSON(nil))
+		}
+	}
+	for _, tc := range []struct {
+		h  string
+		ok bool
+	}{
+		{`["x",{}]`, true},
+		{`["x",{"c":1}]`, false},
+		{`["x",[1]]`, false},
+	} {
+		pk, err := ParsePKHeader(tc.h)
+		if (err == nil) != tc.ok {
+			t.Errorf("ParsePKHeader(%s) = %v, %v; want ok %v", tc.h, pk, err, tc.ok)
+		}
+	}
+}

@@ -81,7 +81,11 @@ func CheckRequest(c Container, req Request) error {
 		return dberr.BadRequest("The all versions and deletes change feed cannot start from a point in time (If-Modified-Since); start from now (If-None-Match: *) or from a continuation.")
 	}
 	if req.IfNoneMatch == "" {
-		return dberr.BadRequest("The all versions and deletes change feed cannot start from the beginning; start from now (If-None-Match: *) or from a continuation.")
+		// The service's words, status 400: the JS SDK's own tests expect
+		// them for ChangeFeedStartFrom.Beginning() in this mode
+		// (azure-sdk-for-js, sdk/cosmosdb/cosmos/test/public/integration/
+		// changeFeedIterator.spec.ts, "startFromBeginning is not supported").
+		return dberr.BadRequest("%s The all versions and deletes change feed cannot start from the beginning; start from now (If-None-Match: *) or from a continuation.", outsideRetention)
 	}
 	return nil
 }
@@ -256,8 +260,14 @@ func checkNotTrimmed(r storage.Reader, c Container, start uint64) error {
 	if err != nil || start >= first {
 		return err
 	}
-	return dberr.BadRequest("The change feed continuation (LSN %d) is older than the container's change feed retention of %d minutes: changes before LSN %d were removed. Start again from now (If-None-Match: *).", start, c.Retention, first)
+	return dberr.BadRequest("%s The change feed continuation (LSN %d) is older than the container's change feed retention of %d minutes: changes before LSN %d were removed. Start again from now (If-None-Match: *).", outsideRetention, start, c.Retention, first)
 }
+
+// outsideRetention begins the message of an all-versions-and-deletes
+// read that starts before what the log keeps: the service's sentence for
+// a read from the beginning (CheckRequest), and by the same rule for a
+// continuation the trimmer has passed.
+const outsideRetention = "You must read the change feed from within the retention period."
 
 // logStart is the first LSN the change log still holds: everything
 // before it was trimmed (1 if nothing was).
@@ -286,7 +296,7 @@ func ParseContinuation(s string) (uint64, error) {
 	v = strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`)
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil || n == 0 {
-		return 0, dberr.BadRequest("The change feed continuation If-None-Match %q is not one this server issued: send the etag of an earlier change feed response, or * to start from now.", document.Truncate([]byte(s), 64))
+		return 0, dberr.BadRequest("Invalid Continuation Token: the change feed continuation If-None-Match %q is not one this server issued; send the etag of an earlier change feed response, or * to start from now.", document.Truncate([]byte(s), 64))
 	}
 	return n, nil
 }

@@ -180,7 +180,7 @@ func TestScanLog(t *testing.T) {
 		return w.Set(keyspace.LogTrimKey(c.RID), binary.BigEndian.AppendUint64(nil, 5))
 	})
 	_, _, err := page(t, s, c, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: `"4"`}, "", nil, 7)
-	want := "The change feed continuation (LSN 4) is older than the container's change feed retention of 60 minutes: changes before LSN 5 were removed. Start again from now (If-None-Match: *)."
+	want := "You must read the change feed from within the retention period. The change feed continuation (LSN 4) is older than the container's change feed retention of 60 minutes: changes before LSN 5 were removed. Start again from now (If-None-Match: *)."
 	if !dberr.IsKind(err, dberr.KindBadRequest) || err.Error() != want {
 		t.Errorf("continuation before the trim: got %v, want %q", err, want)
 	}
@@ -208,6 +208,9 @@ func TestParseContinuation(t *testing.T) {
 		if got != tc.want || (err != nil) != tc.err || (err != nil && !dberr.IsKind(err, dberr.KindBadRequest)) {
 			t.Errorf("ParseContinuation(%q): got %d, %v; want %d (error %v)", tc.in, got, err, tc.want, tc.err)
 		}
+		if err != nil && !strings.HasPrefix(err.Error(), "Invalid Continuation Token") {
+			t.Errorf("ParseContinuation(%q): the message %q does not start with the service's \"Invalid Continuation Token\"", tc.in, err)
+		}
 		if err == nil && tc.want != 0 && etag(got) != `"42"` {
 			t.Errorf("etag(%d) = %s, want %q", got, etag(got), `"42"`)
 		}
@@ -225,7 +228,7 @@ func TestCheckRequest(t *testing.T) {
 		{"latest-without-log", Container{}, Request{}, ""},
 		{"all-versions-without-log", Container{}, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: "*"}, "The all versions and deletes change feed (A-IM: Full-Fidelity Feed) needs a change feed policy"},
 		{"all-versions-since", logged, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: "*", Since: time.Unix(1, 0)}, "The all versions and deletes change feed cannot start from a point in time"},
-		{"all-versions-from-beginning", logged, Request{Mode: AllVersionsAndDeletes}, "The all versions and deletes change feed cannot start from the beginning"},
+		{"all-versions-from-beginning", logged, Request{Mode: AllVersionsAndDeletes}, "You must read the change feed from within the retention period. The all versions and deletes change feed cannot start from the beginning"},
 		{"all-versions-from-now", logged, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: "*"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

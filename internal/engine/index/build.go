@@ -75,8 +75,9 @@ func BuildBatch(w storage.Writer, t Target, max int) (more bool, err error) {
 	}
 	if more {
 		st.cursor = items[len(items)-1].suffix
+		st.indexed += uint64(len(items))
 	} else {
-		st.building, st.cursor = false, nil
+		st.building, st.cursor, st.indexed = false, nil, 0
 	}
 	return more, w.Set(keyspace.IndexStateKey(t.RID), st.encode())
 }

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -39,6 +41,9 @@ func TestBuildBatch(t *testing.T) {
 		if st.Building() != more || (more && st.Cursor() == nil) {
 			t.Fatalf("batch %d: building %v, cursor %q, more %v", batches, st.Building(), st.Cursor(), more)
 		}
+		if want := uint64(3 * (batches + 1)); more && st.Indexed() != want || !more && st.Indexed() != 0 {
+			t.Fatalf("batch %d: indexed %d, want %d while building, 0 after", batches, st.Indexed(), want)
+		}
 		h.put("05", `{"id":"05","a":50,"b":50}`) // before or after the cursor
 	}
 	if batches != 4 {
@@ -66,4 +71,31 @@ func (h *harness) state() State {
 		h.t.Fatal(err)
 	}
 	return st
+}
+
+// TestStateV1 reads an index state written before Ebb counted indexed
+// items (version 1) and writes it back as version 2.
+func TestStateV1(t *testing.T) {
+	pol, err := ParsePolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := []byte{stateV1, 1}
+	v1 = binary.BigEndian.AppendUint64(v1, pol.fp)
+	v1 = binary.AppendUvarint(v1, 3)
+	v1 = append(append(v1, "abc"...), pol.canon...)
+	st, err := decodeState(v1)
+	if err != nil || !st.Building() || string(st.Cursor()) != "abc" || st.Indexed() != 0 || st.fp != pol.fp || !bytes.Equal(st.policy, pol.canon) {
+		t.Fatalf("version 1 state read as %+v, %v", st, err)
+	}
+	st.indexed = 7
+	again, err := decodeState(st.encode())
+	if err != nil || again.Indexed() != 7 || string(again.Cursor()) != "abc" || !bytes.Equal(again.policy, pol.canon) {
+		t.Fatalf("version 2 round trip: %+v, %v", again, err)
+	}
+	for _, bad := range [][]byte{nil, {stateVersion, 0}, append([]byte{9, 0}, make([]byte, 12)...)} {
+		if _, err := decodeState(bad); err == nil {
+			t.Errorf("decodeState(%x) succeeded", bad)
+		}
+	}
 }

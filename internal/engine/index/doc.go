@@ -91,8 +91,11 @@
 // batches; each batch (BuildBatch) is one transaction that reads the
 // state, reads the next documents after the cursor, writes their
 // entries and advances the cursor, so it cannot interleave with a write
-// or delete of the same item. When it passes the last document the
-// state becomes "ready". The state is in storage, so a restart resumes
+// or delete of the same item; it also counts the items it has indexed
+// (State.Indexed), which against the container's item count is the
+// rebuild's progress the service reports on a container read
+// (x-ms-documentdb-collection-index-transformation-progress). When it
+// passes the last document the state becomes "ready". The state is in storage, so a restart resumes
 // where the cursor stopped; a store written before Ebb had indexes gets
 // a "building" state at Open (EnsureState). indexingMode none simply
 // drops the entries (nothing to build).

@@ -49,6 +49,9 @@ type State struct {
 	// cursor, while building: the item key after the doc prefix
 	// (<pk> <id>) of the last item indexed; nil when none yet.
 	cursor []byte
+	// indexed, while building: how many items the rebuild has indexed,
+	// for its progress; 0 in a state written before Ebb counted them.
+	indexed uint64
 }
 
 // Building reports that a rebuild is under way: queries do not use the
@@ -59,31 +62,56 @@ func (s State) Building() bool { return s.building }
 // when it has indexed none yet (or is not building).
 func (s State) Cursor() []byte { return s.cursor }
 
-const stateVersion = 1
+// Indexed is how many items a rebuild has indexed so far (0 when not
+// building). Items written behind the cursor during the rebuild are
+// indexed by their writes and not counted, so it estimates progress; it
+// is exact for a container nobody writes to meanwhile.
+func (s State) Indexed() uint64 { return s.indexed }
+
+// State encodings: version, flags, fp (8 bytes), then version 2's
+// uvarint indexed, then the uvarint length of the cursor, the cursor and
+// the policy. Version 1, from before Ebb counted indexed items, reads as
+// indexed 0; every state written now is version 2.
+const (
+	stateV1      = 1
+	stateVersion = 2
+)
 
 func (s State) encode() []byte {
-	b := make([]byte, 0, 16+len(s.cursor)+len(s.policy))
+	b := make([]byte, 0, 26+len(s.cursor)+len(s.policy))
 	var flags byte
 	if s.building {
 		flags |= 1
 	}
 	b = append(b, stateVersion, flags)
 	b = binary.BigEndian.AppendUint64(b, s.fp)
+	b = binary.AppendUvarint(b, s.indexed)
 	b = binary.AppendUvarint(b, uint64(len(s.cursor)))
 	b = append(b, s.cursor...)
 	return append(b, s.policy...)
 }
 
+// knownStateVersion reports whether version is one decodeState reads.
+func knownStateVersion(version byte) bool { return version == stateV1 || version == stateVersion }
+
 func decodeState(v []byte) (State, error) {
-	if len(v) < 11 || v[0] != stateVersion {
+	if len(v) < 11 || !knownStateVersion(v[0]) {
 		return State{}, fmt.Errorf("index: corrupt index state (%d bytes)", len(v))
 	}
 	s := State{building: v[1]&1 != 0, fp: binary.BigEndian.Uint64(v[2:])}
-	n, k := binary.Uvarint(v[10:])
-	if k <= 0 || uint64(len(v)-10-k) < n {
+	rest := v[10:]
+	if v[0] == stateVersion {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return State{}, errors.New("index: corrupt index state count")
+		}
+		s.indexed, rest = n, rest[k:]
+	}
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || uint64(len(rest)-k) < n {
 		return State{}, errors.New("index: corrupt index state cursor")
 	}
-	rest := v[10+k:]
+	rest = rest[k:]
 	if n > 0 {
 		s.cursor = slices.Clone(rest[:n])
 	}

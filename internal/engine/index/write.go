@@ -49,7 +49,7 @@ func readWritePolicy(r storage.Reader, t Target) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(v) >= 10 && v[0] == stateVersion && binary.BigEndian.Uint64(v[2:]) == t.catalogPolicy().fp {
+	if len(v) >= 10 && knownStateVersion(v[0]) && binary.BigEndian.Uint64(v[2:]) == t.catalogPolicy().fp {
 		return t.catalogPolicy(), nil
 	}
 	st, err := decodeState(v)

@@ -19,9 +19,9 @@ import (
 //	CatColl   0x02 <db-rid:4> <coll-id>                  container resource JSON
 //	CatOffer  0x03 <offer-id>                            offer resource JSON
 //	Counter   0x04                                       next resource number (uint64)
-//	CollMeta  0x05 <coll-rid:8>                          container write state (collState)
+//	CollMeta  0x05 <coll-rid:8>                          container write state (collState): LSN, _ts, seq, usage
 //	Lease     0x06 <coll-rid:8>                          purge lease on a shared store: expiry + node id
-//	IdxState  0x07 <coll-rid:8>                          index state: policy, building/ready, rebuild cursor
+//	IdxState  0x07 <coll-rid:8>                          index state: policy, building/ready, rebuild cursor and count
 //	ClockMark 0x08                                       latest _ts written under a manual clock (int64; MaxInt64 while one runs)
 //	Doc       0x10 <coll-rid:8> <pk> <id>                ItemHeader + document JSON
 //	ExpOwn    0x11 <coll-rid:8> <expireAt:int64> <pk> <id>  items with their own ttl > 0

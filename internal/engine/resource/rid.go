@@ -12,6 +12,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+
+	"github.com/ebbdb/ebb/internal/engine/dberr"
 )
 
 // RIDString renders a resource id as Cosmos does: standard base64 with
@@ -30,6 +32,22 @@ func RIDString(b []byte) string {
 // ridDecode reverses RIDString.
 func ridDecode(s string) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(strings.ReplaceAll(s, "-", "/"))
+}
+
+// offerRIDLen is the length of an offer's resource id: three bytes,
+// which render as four characters (e.g. "AbCD").
+const offerRIDLen = 3
+
+// CheckOfferID refuses an id that cannot be an offer's: the service reads
+// the id in an offer's path as a resource id and answers 400 when it is
+// not one (ResourceId.Parse throws BadRequestException with
+// RMResources.InvalidResourceID, azure-cosmos-dotnet-v3), where a
+// well-formed id of no offer is 404.
+func CheckOfferID(id string) error {
+	if b, err := ridDecode(id); err != nil || len(b) != offerRIDLen {
+		return dberr.BadRequest("Invalid resource id '%s': an offer is addressed by its resource id (_rid), four characters such as 'AbCD'.", id)
+	}
+	return nil
 }
 
 // DecodeRID decodes a stored resource id of n bytes (4 for a database,

@@ -93,6 +93,30 @@ describe("transactional batch", () => {
       /partition key/,
     );
   });
+
+  test("an operation with another partition key: 400 in the service's words", async () => {
+    // As the SDK's own batch test has it: an operation's partitionKey, or
+    // its document's, differs from the batch's.
+    const container = await newContainer();
+    // The SDK rethrows a failed batch as a plain Error with the server's
+    // message (Items.batch), so only the message can be checked.
+    const words = "One or more operations within the batch request have a different partition key value than the request.";
+    const hasWords = (err) => {
+      assert.ok(err.message.includes(words), `message: ${err.message}`);
+      return true;
+    };
+    await assert.rejects(
+      container.items.batch(
+        [
+          { operationType: "Create", resourceBody: { id: "a", pk: "B" }, partitionKey: "B" },
+          { operationType: "Upsert", resourceBody: { id: "b", pk: "B" }, partitionKey: "A" },
+        ],
+        "B",
+      ),
+      hasWords,
+    );
+    await assert.rejects(container.items.batch([{ operationType: "Create", resourceBody: { id: "c", pk: "A" } }], "B"), hasWords);
+  });
 });
 
 describe("bulk", () => {

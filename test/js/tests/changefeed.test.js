@@ -13,9 +13,10 @@ import {
   ChangeFeedRetentionTimeSpan,
   StatusCodes,
   PartitionKeyKind,
+  PartitionKeyDefinitionVersion,
 } from "@azure/cosmos";
 
-import { uniqueId, advanceClock, openEbb, closeEbb } from "../lib/cosmos.js";
+import { uniqueId, advanceClock, openEbb, closeEbb, expectCosmosError } from "../lib/cosmos.js";
 
 let server;
 let client;
@@ -134,6 +135,39 @@ describe("latest version", () => {
     assert.deepEqual((await drain(full)).map((d) => d.id), ["i1"]);
   });
 
+  test("a continuation whose etag this server never issued is 400 Invalid Continuation Token", async () => {
+    const container = await newContainer();
+    await container.items.create({ id: "a", pk: "x" });
+    const it = container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() });
+    const token = (await it.readNext()).continuationToken;
+    // The SDK's token is JSON holding the server's etag per range; forge
+    // the etag and keep the rest.
+    const forged = JSON.parse(token);
+    assert.ok(Array.isArray(forged.Continuation) && forged.Continuation.length > 0, `token shape: ${token}`);
+    for (const range of forged.Continuation) range.continuationToken = '"not-an-lsn"';
+    const resumed = container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(JSON.stringify(forged)) });
+    await expectCosmosError(resumed.readNext(), 400, { messageIncludes: "Invalid Continuation Token" });
+  });
+
+  test("an EPK sub-range of a version 1 container", async () => {
+    const { container } = await database.containers.create({
+      id: uniqueId("v1"),
+      partitionKey: { paths: ["/pk"], version: PartitionKeyDefinitionVersion.V1 },
+    });
+    // Version 1 EPKs, from the SDK's own hashing test vectors:
+    // "aa" 05C1C7…, "" 05C1CF…, "partitionKey" 05C1E1…, "redmond" 05C1EF….
+    const keys = ["redmond", "aa", "partitionKey", ""];
+    for (const [i, pk] of keys.entries()) await container.items.create({ id: `i${i}`, pk });
+    // A feed range is the SDK's own FeedRangeInternal, taken from
+    // getFeedRanges, with other bounds.
+    const [whole] = await container.getFeedRanges();
+    const range = (min, max) => new whole.constructor(min, max);
+    const ids = async (r) =>
+      (await drain(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(r) }))).map((d) => d.id);
+    assert.deepEqual(await ids(range("", "05C1E0")), ["i1", "i3"]);
+    assert.deepEqual(await ids(range("05C1E0", "FF")), ["i0", "i2"]);
+  });
+
   test("an expired item is never delivered", async () => {
     const container = await newContainer({ defaultTtl: -1 });
     await container.items.create({ id: "short", pk: "x", ttl: 5 });
@@ -193,6 +227,15 @@ describe("all versions and deletes", () => {
     assert.equal(expired.timeToLiveExpired, true);
     assert.deepEqual(expired.partitionKey, { pk: "y" });
     assert.ok(expired.crts > 0);
+  });
+
+  test("from the beginning is 400: read from within the retention period", async () => {
+    // The service's answer, which the SDK's own tests expect
+    // (changeFeedIterator.spec.ts, "startFromBeginning is not supported").
+    const container = await newContainer({ changeFeedPolicy: new ChangeFeedPolicy(ChangeFeedRetentionTimeSpan.fromMinutes(5)) });
+    await container.items.create({ id: "a", pk: "x" });
+    const it = avadIterator(container, { changeFeedStartFrom: ChangeFeedStartFrom.Beginning() });
+    await expectCosmosError(it.readNext(), 400, { messageIncludes: "You must read the change feed from within the retention period." });
   });
 
   test("is refused on a container without changeFeedPolicy", async () => {

@@ -203,6 +203,27 @@ describe("containers", () => {
     assert.equal(after.resource.content.offerThroughput, 500);
   });
 
+  test("read with populateQuotaInfo: the quota, the usage and the index transformation progress", async () => {
+    const { container } = await database.containers.create({ id: uniqueId("c-quota"), partitionKey: "/pk" });
+    for (let i = 0; i < 7; i++) await container.items.create({ id: `i${i}`, pk: "p" });
+    await container.item("i0", "p").delete();
+    const { headers } = await container.read({ populateQuotaInfo: true });
+    assert.match(headers["x-ms-resource-quota"], /^functions=25;storedProcedures=100;triggers=25;documentSize=\d+;documentsSize=\d+;documentsCount=-1;collectionSize=\d+;$/);
+    // documentsSize and collectionSize are KB, documentSize MB, rounded down.
+    const { resources } = await container.items.readAll().fetchAll();
+    const kb = Math.floor(resources.reduce((n, d) => n + Buffer.byteLength(JSON.stringify(d)), 0) / 1024);
+    assert.equal(
+      headers["x-ms-resource-usage"],
+      `functions=0;storedProcedures=0;triggers=0;documentSize=0;documentsSize=${kb};documentsCount=6;collectionSize=${kb};`,
+    );
+    assert.equal(headers["x-ms-documentdb-collection-index-transformation-progress"], "100");
+  });
+
+  test("an address that cannot be an offer's is 400; a missing offer is 404", async () => {
+    await expectCosmosError(client.offer("not-an-offer").read(), 400, { messageIncludes: "Invalid resource id" });
+    await expectCosmosError(client.offer("AAAA").read(), 404);
+  });
+
   test("a container created without throughput gets a 400 RU/s offer", async () => {
     const { container } = await database.containers.create({ id: uniqueId("c-default-tp"), partitionKey: "/pk" });
     const offer = await container.readOffer();

@@ -3,7 +3,7 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { PartitionKeyKind } from "@azure/cosmos";
+import { BulkOperationType, PartitionKeyBuilder, PartitionKeyKind } from "@azure/cosmos";
 
 import { uniqueId, expectCosmosError, idsOf, openEbb, closeEbb } from "../lib/cosmos.js";
 
@@ -291,6 +291,27 @@ describe("hierarchical partition keys", () => {
 
     assert.equal((await container.item("d", ["t2", "u1", "s1"]).delete()).statusCode, 204);
     assert.deepEqual(idsOf((await q(["t2"])).resources), []);
+  });
+
+  test("a None level ({} in the SDK's key) works in documents, point operations, batch and bulk", async () => {
+    const container = await newContainer({ paths: ["/a", "/b"], kind: PartitionKeyKind.MultiHash, version: 2 });
+    const pk = new PartitionKeyBuilder().addValue("x").addNoneValue().build();
+    // The SDK sends ["x",{}] for a document whose /b is {} or missing.
+    assert.equal((await container.items.create({ id: "1", a: "x", b: {} })).statusCode, 201);
+    assert.equal((await container.items.upsert({ id: "2", a: "x" })).statusCode, 201);
+    const batch = await container.items.batch([{ operationType: BulkOperationType.Create, resourceBody: { id: "3", a: "x", b: {} } }], pk);
+    assert.equal(batch.result[0].statusCode, 201);
+    const bulk = await container.items.bulk([
+      { operationType: BulkOperationType.Create, resourceBody: { id: "4", a: "x", b: {} } },
+      { operationType: BulkOperationType.Read, id: "1", partitionKey: pk },
+    ]);
+    assert.deepEqual(bulk.map((r) => r.statusCode), [201, 200]);
+    for (const id of ["1", "2", "3", "4"]) {
+      assert.equal((await container.item(id, pk).read()).statusCode, 200, `read ${id}`);
+    }
+    const { resources } = await container.items.query("SELECT * FROM c", { partitionKey: pk }).fetchAll();
+    assert.deepEqual(idsOf(resources), ["1", "2", "3", "4"]);
+    assert.equal((await container.item("1", pk).delete()).statusCode, 204);
   });
 });
 

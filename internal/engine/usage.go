@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/index"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// A container's usage (how many items it stores and the bytes of their
+// documents) lives in its write state (collState), kept by every write in
+// the write's transaction, so a container read with
+// x-ms-documentdb-populatequotainfo reads it with one Get instead of
+// scanning the container.
+//
+// A store written before Ebb kept the counters has states without them
+// (collState's legacy encoding). Such a container is counted once, in
+// the background, by the index builder's goroutine (indexbuild.go): each
+// batch is one transaction that reads the state, counts the next items
+// after the state's cursor and advances it, as an index rebuild walks
+// its cursor. Writes meanwhile keep the counters for the items at or
+// before the cursor and leave the rest to the count, so the figures are
+// exact when the cursor passes the last item; a restart resumes from the
+// stored cursor. Until then the container's usage is unknown and a read
+// reports none (see Usage.Known). Counting at Open instead would hold
+// the start for as long as the largest container takes to read.
+
+// countBatchBytes bounds the documents one counting transaction reads,
+// with its item count max (the builder's batch).
+const countBatchBytes = 8 << 20
+
+// countBatch counts up to max of the next items of c if its state is
+// still counting. more reports that items remain.
+func (e *Engine) countBatch(ctx context.Context, c *container, max int) (more bool, err error) {
+	// Most containers were counted long ago: look before taking a write
+	// transaction.
+	var counting bool
+	err = e.store.View(ctx, func(r storage.Reader) error {
+		st, err := readCollState(r, c.rid)
+		counting = st.counting
+		return err
+	})
+	if err != nil || !counting {
+		return false, ignoreDeleted(err)
+	}
+	err = e.store.Update(ctx, func(w storage.Writer) error {
+		more = false
+		st, err := readCollState(w, c.rid)
+		if err != nil || !st.counting {
+			return err
+		}
+		prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
+		start := prefix
+		if st.cursor != nil {
+			start = append(append(slices.Clip(prefix), st.cursor...), 0)
+		}
+		it := w.Scan(start, keys.PrefixEnd(prefix), false)
+		n, size := 0, 0
+		var last []byte
+		for it.Next() {
+			if n == max || size >= countBatchBytes {
+				more = true
+				break
+			}
+			_, doc, err := document.DecodeItem(it.Value())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			n++
+			size += len(doc)
+			last = append(last[:0], it.Key()...) // the iterator reuses its key
+		}
+		if err := errors.Join(it.Err(), it.Close()); err != nil {
+			return err
+		}
+		st.items += int64(n)
+		st.bytes += int64(size)
+		if more {
+			st.cursor = bytes.Clone(last[len(prefix):])
+		} else {
+			st.counting, st.cursor = false, nil
+		}
+		return w.Set(keyspace.CollMetaKey(c.rid), st.encode())
+	})
+	return more, ignoreDeleted(err)
+}
+
+// ignoreDeleted drops the error of a container deleted under a
+// background job: there is nothing left to do for it.
+func ignoreDeleted(err error) error {
+	if IsKind(err, KindNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Usage is what a container read reports with
+// x-ms-documentdb-populatequotainfo.
+type Usage struct {
+	// Items and Bytes are the container's stored items and the bytes of
+	// their documents; they mean something only when Known (false while
+	// a store from before the counters is still being counted).
+	Items, Bytes int64
+	Known        bool
+	// IndexProgress is the percentage of the index rebuild done: 100 when
+	// the index is up to date.
+	IndexProgress int
+}
+
+// usage reads c's usage and index progress in r.
+func usage(r storage.Reader, c *container) (Usage, error) {
+	st, err := readCollState(r, c.rid)
+	if err != nil {
+		return Usage{}, err
+	}
+	u := Usage{Items: st.items, Bytes: st.bytes, Known: !st.counting, IndexProgress: 100}
+	ist, found, err := index.ReadState(r, c.rid)
+	if err != nil {
+		return Usage{}, err
+	}
+	if found && ist.Building() {
+		u.IndexProgress = rebuildProgress(ist.Indexed(), u)
+	}
+	return u, nil
+}
+
+// rebuildProgress estimates how far a rebuild that has indexed indexed
+// items is, in percent: never 100, which means done, and 0 while the
+// container's item count is unknown.
+func rebuildProgress(indexed uint64, u Usage) int {
+	if !u.Known || u.Items <= 0 {
+		return 0
+	}
+	p := indexed * 100 / uint64(u.Items)
+	return int(min(p, 99))
+}
