@@ -167,7 +167,7 @@ func BenchmarkIndexedEquality(b *testing.B) {
 				x := i * 37 % (benchItems / benchGroup)
 				i++
 				res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: tc.coll},
-					Body: queryBody("SELECT * FROM c WHERE c.x = @x", "@x", x), MaxItemCount: -1, CrossPartition: true})
+					Body: queryBody("SELECT * FROM c WHERE c.x = @x", "@x", x), MaxItemCount: -1, CrossPartition: true, RangeID: "0"})
 				if err != nil || len(res.Rows) != benchGroup || res.Continuation != "" {
 					b.Fatalf("x=%d: %d rows, %v", x, len(res.Rows), err)
 				}
@@ -228,7 +228,7 @@ func benchOrderBy(b *testing.B, e *Engine, query, pk string) {
 		}()
 		b.StartTimer()
 		res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c", PK: pk, HasPK: pk != ""},
-			Body: queryBody(query), MaxItemCount: -1, CrossPartition: true})
+			Body: queryBody(query), MaxItemCount: -1, CrossPartition: true, RangeID: "0"})
 		b.StopTimer()
 		close(stop)
 		<-sampled
@@ -248,7 +248,7 @@ func BenchmarkOrderByPaging(b *testing.B) {
 	e := loadedEngine(b)
 	ctx := context.Background()
 	for b.Loop() {
-		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c ORDER BY c.y DESC"), MaxItemCount: 1000, CrossPartition: true}
+		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c ORDER BY c.y DESC"), MaxItemCount: 1000, CrossPartition: true, RangeID: "0"}
 		n := 0
 		for {
 			res, err := e.QueryItems(ctx, req)

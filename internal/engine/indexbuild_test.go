@@ -44,7 +44,7 @@ func countEntries(t testing.TB, e *Engine, path string) int {
 // an index served it.
 func queryIDs(t testing.TB, e *Engine, q string) ([]string, bool) {
 	t.Helper()
-	rows, indexed := drainQuery(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(q), MaxItemCount: 7, CrossPartition: true}, false)
+	rows, indexed := drainQuery(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(q), MaxItemCount: 7, CrossPartition: true, RangeID: "0"}, false)
 	slices.Sort(rows)
 	return rows, indexed
 }
@@ -72,7 +72,7 @@ func TestIndexRebuild(t *testing.T) {
 	if indexed || !slices.Equal(got, want) {
 		t.Fatalf("after excluding /a: index %v, rows %v", indexed, got)
 	}
-	res, err := e.QueryItems(context.Background(), QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c WHERE c.a = 3"), CrossPartition: true})
+	res, err := e.QueryItems(context.Background(), QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c WHERE c.a = 3"), CrossPartition: true, RangeID: "0"})
 	if err != nil || !strings.Contains(res.IndexMetrics, "PotentialSingleIndexes%22%3A%5B%7B") || !strings.Contains(res.IndexMetrics, "%2Fa%2F%3F") {
 		t.Fatalf("index metrics do not suggest /a/?: %s (%v)", res.IndexMetrics, err)
 	}
@@ -145,7 +145,7 @@ func TestIndexRebuildWithWrites(t *testing.T) {
 	checkConsistent(t, e)
 	// Every query agrees with a scan.
 	for _, q := range []string{"SELECT VALUE c.id FROM c WHERE c.b = 1", "SELECT VALUE c.id FROM c WHERE c.b > 2", "SELECT VALUE c.id FROM c WHERE c.a = 3"} {
-		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(q), MaxItemCount: 5, CrossPartition: true}
+		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(q), MaxItemCount: 5, CrossPartition: true, RangeID: "0"}
 		got, _ := drainQuery(t, e, req, false)
 		want, _ := drainQuery(t, e, req, true)
 		slices.Sort(got)
@@ -264,7 +264,7 @@ func TestIndexContinuationAfterPolicyChange(t *testing.T) {
 	e, _ := openEngine(t, memStore(t), Options{})
 	mustCreate(t, e, "db", "c", containerBodyWith(""))
 	loadItems(t, e, 30)
-	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c WHERE c.a = 3"), MaxItemCount: 1, CrossPartition: true}
+	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c WHERE c.a = 3"), MaxItemCount: 1, CrossPartition: true, RangeID: "0"}
 	res, err := e.QueryItems(context.Background(), req)
 	if err != nil || res.Continuation == "" {
 		t.Fatalf("first page: continuation %q, %v", res.Continuation, err)

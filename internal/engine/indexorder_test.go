@@ -89,7 +89,7 @@ func TestOrderByIndexDifferential(t *testing.T) {
 			}
 		}
 		q, params := randomOrderQuery(r)
-		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(q, params...), MaxItemCount: 1 + r.IntN(9), CrossPartition: true}
+		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(q, params...), MaxItemCount: 1 + r.IntN(9), CrossPartition: true, RangeID: "0"}
 		if r.IntN(4) == 0 {
 			req.Ref.PK, req.Ref.HasPK = `["p1"]`, true
 		}
@@ -155,7 +155,7 @@ func TestOrderByReadsOnlyWhatItReturns(t *testing.T) {
 		{"SELECT VALUE c.id FROM c ORDER BY c.x DESC, c.y", `"i0099"`, `"IndexSpecs":["/x ASC","/y DESC"]`, 12},
 		{"SELECT VALUE c.id FROM c WHERE c.y < 1000 ORDER BY c.y DESC", `"i0999"`, `"IndexSpec":"/y/?"`, 12},
 	} {
-		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(tc.query), MaxItemCount: 10, CrossPartition: true}
+		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(tc.query), MaxItemCount: 10, CrossPartition: true, RangeID: "0"}
 		for page := 0; page < 5; page++ {
 			res, err := e.QueryItems(ctx, req)
 			if err != nil {
@@ -195,7 +195,7 @@ func TestOrderByUndefinedFirst(t *testing.T) {
 		{"SELECT VALUE c.id FROM c ORDER BY c.x DESC, c.y DESC", `g e h f a i c d b`},
 	} {
 		for _, size := range []int{1, 2, 4, 100} {
-			req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(tc.query), MaxItemCount: size, CrossPartition: true}
+			req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(tc.query), MaxItemCount: size, CrossPartition: true, RangeID: "0"}
 			if !orderedPlan(t, e, req) {
 				t.Fatalf("%s: not served in order from an index", tc.query)
 			}
@@ -235,7 +235,7 @@ func TestOrderByPartitionScope(t *testing.T) {
 		pk      string
 		ordered bool
 	}{{`["p3"]`, false}, {`["big"]`, true}, {"", true}} {
-		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE c.id FROM c ORDER BY c.n DESC"), MaxItemCount: 50, CrossPartition: true}
+		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE c.id FROM c ORDER BY c.n DESC"), MaxItemCount: 50, CrossPartition: true, RangeID: "0"}
 		if tc.pk != "" {
 			req.Ref.PK, req.Ref.HasPK = tc.pk, true
 		}

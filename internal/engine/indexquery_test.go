@@ -201,7 +201,7 @@ func TestIndexDifferential(t *testing.T) {
 			}
 		}
 		q, params := randomQuery(r)
-		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(q, params...), MaxItemCount: 1 + r.IntN(7), CrossPartition: true}
+		req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(q, params...), MaxItemCount: 1 + r.IntN(7), CrossPartition: true, RangeID: "0"}
 		if r.IntN(4) == 0 {
 			req.Ref.PK, req.Ref.HasPK = `["p1"]`, true
 		}
@@ -231,7 +231,7 @@ func TestIndexContinuations(t *testing.T) {
 		write(t, e, "c", fmt.Sprintf(`{"id":"%d","pk":"p","a":1}`, i))
 	}
 	ctx := context.Background()
-	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c WHERE c.a = 1"), MaxItemCount: 3, CrossPartition: true}
+	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c WHERE c.a = 1"), MaxItemCount: 3, CrossPartition: true, RangeID: "0"}
 	res, err := e.QueryItems(ctx, req)
 	if err != nil || !usedIndex(res) || res.Continuation == "" {
 		t.Fatalf("first page: %v, index %v, continuation %q", err, usedIndex(res), res.Continuation)
@@ -266,7 +266,7 @@ func TestScanContinuationAfterRebuild(t *testing.T) {
 	}
 	replaceContainer(t, e, excludeB)
 	ctx := context.Background()
-	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE c.id FROM c WHERE c.a = 1"), MaxItemCount: 4, CrossPartition: true}
+	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE c.id FROM c WHERE c.a = 1"), MaxItemCount: 4, CrossPartition: true, RangeID: "0"}
 	res, err := e.QueryItems(ctx, req)
 	if err != nil || usedIndex(res) || res.Continuation == "" {
 		t.Fatalf("first page while building: %v, index %v, continuation %q", err, usedIndex(res), res.Continuation)

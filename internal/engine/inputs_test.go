@@ -167,10 +167,10 @@ func TestQueryBodyNamesOnce(t *testing.T) {
 		{`{"query":"SELECT * FROM c WHERE c.a = @a","parameters":[{"name":"@a","value":1,"Value":2}]}`, `The properties 'value' and 'Value' in the object at /parameters/0`},
 		{`{"query":"SELECT * FROM c WHERE c.a = @a","parameters":[{"name":"@a","value":{"k":1,"k":2}}]}`, `The value of query parameter @a is invalid`},
 	} {
-		_, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: []byte(tc.body), CrossPartition: true})
+		_, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: []byte(tc.body), CrossPartition: true, RangeID: "0"})
 		wantBadRequest(t, tc.body, err, tc.want)
 	}
-	if _, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, CrossPartition: true,
+	if _, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, CrossPartition: true, RangeID: "0",
 		Body: []byte(`{"query":"SELECT * FROM c WHERE c.a = @a","parameters":[{"name":"@a","value":1},{"name":"@b","value":{"k":1}}]}`)}); err != nil {
 		t.Fatal(err)
 	}

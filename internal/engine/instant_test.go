@@ -96,7 +96,7 @@ func (r *instantRig) put(id, pk string, ttl int64, n int) {
 // nowQuery is GetCurrentTimestamp() of a query, in whole seconds.
 func (r *instantRig) nowQuery() int64 {
 	r.t.Helper()
-	res, err := r.e.QueryItems(r.ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE GetCurrentTimestamp()"), CrossPartition: true})
+	res, err := r.e.QueryItems(r.ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE GetCurrentTimestamp()"), CrossPartition: true, RangeID: "0"})
 	if err != nil || len(res.Rows) != 1 {
 		r.t.Fatalf("GetCurrentTimestamp(): %v %q", err, res.Rows)
 	}
@@ -172,7 +172,7 @@ func (r *instantRig) check(step string) int64 {
 		}
 		return ids
 	}
-	all := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, MaxItemCount: 2, CrossPartition: true}
+	all := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, MaxItemCount: 2, CrossPartition: true, RangeID: "0"}
 	scanReq := all
 	scanReq.Body = queryBody(sel)
 	rows, _ := drainQuery(t, e, scanReq, true)

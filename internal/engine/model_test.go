@@ -239,7 +239,7 @@ func compareModel(t *testing.T, e *Engine, m *model, op int, what string) {
 		t.Fatalf("after op %d (%s): read feed %v, model %v", op, what, got, want)
 	}
 	body := []byte(`{"query":"SELECT VALUE COUNT(1) FROM c WHERE c.id != 'x'"}`)
-	res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: body, CrossPartition: true})
+	res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: body, CrossPartition: true, RangeID: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

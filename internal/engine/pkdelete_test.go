@@ -70,7 +70,7 @@ func (r *pkRig) write(pk string, n int, from int) {
 func (r *pkRig) visible() []string {
 	t := r.t
 	t.Helper()
-	all := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, MaxItemCount: 7, CrossPartition: true}
+	all := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, MaxItemCount: 7, CrossPartition: true, RangeID: "0"}
 	paths := map[string][]string{}
 	for name, q := range map[string]string{
 		"scan":     "SELECT * FROM c",

@@ -64,7 +64,7 @@ func budgetEngine(t *testing.T, budget time.Duration) (*Engine, *stepClock) {
 }
 
 func itemsQuery(body []byte) QueryRequest {
-	return QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: body, CrossPartition: true}
+	return QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: body, CrossPartition: true, RangeID: "0"}
 }
 
 // pagesOf runs a query to its end and returns its rows and page count.

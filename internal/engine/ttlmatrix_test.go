@@ -125,7 +125,7 @@ func (c *matrixContainer) ReadFeed(t testing.TB) []json.RawMessage {
 }
 
 func (c *matrixContainer) pages(t testing.TB, body []byte, page func(context.Context, QueryRequest) (QueryResult, error)) []json.RawMessage {
-	req := QueryRequest{Ref: ItemRef{DB: c.db, Coll: c.id}, Body: body, MaxItemCount: 2, CrossPartition: true}
+	req := QueryRequest{Ref: ItemRef{DB: c.db, Coll: c.id}, Body: body, MaxItemCount: 2, CrossPartition: true, RangeID: "0"}
 	var rows []json.RawMessage
 	for {
 		res, err := page(matrixCtx, req)

@@ -102,7 +102,7 @@ func TestUniqueKeys(t *testing.T) {
 			d.ScanArgs(t, "n", &n)
 			waitUntil(t, fmt.Sprintf("%d items stored", n), func() bool { return e.StoredItems() == n })
 		case "count":
-			res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "u"}, Body: queryBody("SELECT VALUE COUNT(1) FROM c"), CrossPartition: true})
+			res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "u"}, Body: queryBody("SELECT VALUE COUNT(1) FROM c"), CrossPartition: true, RangeID: "0"})
 			if err != nil {
 				t.Fatal(err)
 			}
