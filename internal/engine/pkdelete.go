@@ -310,6 +310,10 @@ func (d *pkDeleter) drain(c *container, pkEnc []byte, del pkDelete) error {
 	e := d.e
 	ctx := context.Background()
 	prefix := keyspace.DocPartitionPrefix(c.rid, pkEnc)
+	end := keys.PrefixEnd(prefix)
+	// from is where the next batch scans: past the items already deleted,
+	// whose tombstones a scan from the start would walk again and again.
+	from := prefix
 	for {
 		if e.shared {
 			if ok, _, err := e.holdLease(c); err != nil || !ok {
@@ -318,9 +322,10 @@ func (d *pkDeleter) drain(c *container, pkEnc []byte, del pkDelete) error {
 		}
 		var removed int
 		var units float64
+		var next []byte
 		err := e.updateItems(ctx, c, func(t *itemTx) error {
-			removed, units = 0, 0
-			it := t.w.Scan(prefix, keys.PrefixEnd(prefix), false)
+			removed, units, next = 0, 0, nil
+			it := t.w.Scan(from, end, false)
 			var victims []itemVersion
 			for len(victims) < pkDeleteBatch && it.Next() {
 				h, doc, err := document.DecodeItem(it.Value())
@@ -349,8 +354,14 @@ func (d *pkDeleter) drain(c *container, pkEnc []byte, del pkDelete) error {
 				removed++
 				units += throughput.Write(len(v.doc))
 			}
+			if len(victims) > 0 {
+				next = append(bytes.Clone(victims[len(victims)-1].key), 0)
+			}
 			return nil
 		})
+		if next != nil {
+			from = next
+		}
 		if err != nil {
 			return err
 		}

@@ -60,3 +60,18 @@ describe("delete by partition key", () => {
     assert.deepEqual(idsOf(after.resources), ["a3", "b1"]);
   });
 });
+
+describe("cross-partition queries through the query plan", () => {
+  test("ORDER BY, aggregates and DISTINCT across partitions succeed: the SDK fetches a plan and queries the ranges", async () => {
+    const { container } = await database.containers.create({ id: uniqueId("c"), partitionKey: { paths: ["/pk"] } });
+    for (const [id, pk, n] of [["a", "p", 3], ["b", "q", 1], ["c", "r", 2]]) {
+      await container.items.create({ id, pk, n });
+    }
+    const ordered = await container.items.query("SELECT VALUE c.id FROM c ORDER BY c.n").fetchAll();
+    assert.deepEqual(ordered.resources, ["b", "c", "a"]);
+    const count = await container.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll();
+    assert.deepEqual(count.resources, [3]);
+    const distinct = await container.items.query('SELECT DISTINCT VALUE (c.n > 1 ? "big" : "small") FROM c').fetchAll();
+    assert.deepEqual(distinct.resources.sort(), ["big", "small"]);
+  });
+});
