@@ -45,9 +45,9 @@
 // functions*.go, datetime.go and spatial.go (names case-insensitive),
 // including the aggregates COUNT, SUM, AVG, MIN, MAX and COUNTIF. Comments
 // are -- to end of line and /* ... */. SELECT without FROM evaluates once
-// (SELECT VALUE 1+1). Ebb is slightly more lenient than Cosmos DB in two
-// places: a keyword may follow '.' as a property name (c.value, where
-// Cosmos DB insists on c["value"]), and "==" is accepted for "=".
+// (SELECT VALUE 1+1). As in Cosmos DB, a reserved word cannot follow '.'
+// (c.value is a syntax error; c["value"] is the way to write it), and
+// there is no "==".
 //
 // Operator precedence, loosest first: ?:, ??, OR, AND, NOT, comparisons
 // and IN/LIKE/BETWEEN, ||, |, ^, &, shifts, + -, * / %, unary - + ~, then

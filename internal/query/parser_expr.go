@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -174,9 +175,15 @@ func (p *parser) parsePostfix(x Expr) Expr {
 		case tDot:
 			dot := p.pos
 			p.next()
-			if p.tok == tIdent || p.tok.isKeyword() {
+			if p.tok == tIdent {
 				x = &PropertyExpr{X: x, Dot: dot, Name: p.lit}
 				p.next()
+			} else if p.tok.isKeyword() {
+				// Cosmos DB reserves its keywords after '.' too: c.value
+				// is a syntax error there, and c["value"] the way to write it.
+				p.error(p.pos, fmt.Sprintf("incorrect syntax near '%s': a reserved word cannot follow '.'; write [\"%s\"] instead", p.lit, p.lit))
+				p.next()
+				return x
 			} else {
 				p.errorExpected("property name after '.'")
 				if p.tok != tEOF && !isClauseStart(p.tok) {

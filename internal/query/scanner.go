@@ -129,7 +129,7 @@ func (s *scanner) scan() (pos int, tok token, lit string) {
 	case '~':
 		return pos, tTilde, "~"
 	case '=':
-		return two('=', tEq, tEq) // "==" is accepted as '='
+		return pos, tEq, "=" // "==" is not Cosmos SQL: the second '=' is a syntax error
 	case '!':
 		if s.off < len(s.src) && s.src[s.off] == '=' {
 			s.off++
