@@ -45,17 +45,15 @@ export function partitionDeletePanel({ ctx, page, onDeleted, onClose }) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     notice.clear();
-    const pk = [];
-    for (const [i, input] of inputs.entries()) {
-      const parsed = parsePartitionKeyValue(input.value);
-      input.setAttribute("aria-invalid", String(Boolean(parsed.error)));
-      if (parsed.error) {
-        notice.error(`${paths[i]}: ${parsed.error}`);
-        input.focus();
-        return;
-      }
-      pk.push(parsed.value);
+    const parsed = inputs.map((input) => parsePartitionKeyValue(input.value));
+    parsed.forEach((p, i) => inputs[i].setAttribute("aria-invalid", String(Boolean(p.error))));
+    const bad = parsed.findIndex((p) => p.error);
+    if (bad >= 0) {
+      notice.error(`${paths[bad]}: ${parsed[bad].error}`);
+      inputs[bad].focus();
+      return;
     }
+    const pk = parsed.map((p) => p.value);
     const shown = describePartitionKey(pk);
     const ok = await confirmDialog(`Delete every item with partition key ${shown} from container "${page.coll}"? This cannot be undone.`, "Delete items");
     if (!ok) return;
