@@ -346,6 +346,11 @@ describe("Ebb Explorer", () => {
       { id: "b2", pk: "b" },
     ]);
     await page.getByRole("button", { name: "Delete all items of a partition key…" }).click();
+    // A value that cannot be a partition key is refused before anything is sent.
+    await pkDeleteForm().getByLabel("Value of /pk").fill("[1]");
+    await pkDeleteForm().getByRole("button", { name: "Delete items…" }).click();
+    assert.equal(await pkDeleteForm().getByRole("alert").innerText(), "/pk: A partition key value is a string, a number, true, false or null.");
+    assert.equal(await pkDeleteForm().getByLabel("Value of /pk").getAttribute("aria-invalid"), "true");
     await pkDeleteForm().getByLabel("Value of /pk").fill("a");
 
     // Cancelling the confirmation deletes nothing.
