@@ -12,6 +12,11 @@
 // (or, for null, which the pane never sends, through the API) and shown
 // by it; and each expiry row, an item whose expiry the items list shows
 // and which disappears once the clock, moved from the page, passes it.
+//
+// Delete by partition key is driven from the Items tab: a confirmed
+// delete takes one partition's items out of the list and leaves the
+// other's, and the deletes in progress are shown (or that there are
+// none: the server may already have finished, so no timing is assumed).
 
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
@@ -20,6 +25,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { argValue, expiryRows, readMatrix } from "../../js/lib/ttldata.js";
+import { errorText } from "../../../web/static/js/api.js";
 import { routeHref } from "../../../web/static/js/router.js";
 import { launchBrowser } from "../lib/browser.js";
 import { EMULATOR_KEY, startEbb } from "../lib/ebb.js";
@@ -290,6 +296,121 @@ describe("Ebb Explorer", () => {
     await page.getByRole("radio", { name: "Off" }).waitFor();
     await shot("settings-narrow");
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  /** createWithItems creates a container with a partition key definition
+   * and items, and opens its Items tab once every item is listed. */
+  const createWithItems = async (coll, partitionKey, items) => {
+    const created = await rest("POST", `/dbs/${DB}/colls`, { body: { id: coll, partitionKey } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    for (const item of items) {
+      const pk = partitionKey.paths.map((p) => item[p.slice(1)]);
+      const res = await rest("POST", `/dbs/${DB}/colls/${coll}/docs`, { body: item, headers: { "x-ms-documentdb-partitionkey": JSON.stringify(pk) } });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+    }
+    await page.evaluate((hash) => (location.hash = hash), routeHref({ page: "container", db: DB, coll, tab: "items" }));
+    await page.getByRole("heading", { level: 1, name: coll }).waitFor();
+    await until("every item", async () => (await rowIds()).length === items.length);
+  };
+  const pkDeleteForm = () => page.getByRole("form", { name: "Delete all items of a partition key" });
+  const confirm = () => page.getByRole("dialog");
+  const sortedRowIds = async () => JSON.stringify((await rowIds()).sort());
+
+  /**
+   * deletesInProgress waits for a "Deletes by partition key in progress"
+   * card to load and returns "none" or its rows as [partition key,
+   * requested, items left] texts.
+   */
+  const deletesInProgress = (region) =>
+    until("the deletes in progress", async () => {
+      const text = await region.innerText();
+      if (text.includes("No deletes by partition key in progress.")) return "none";
+      const rows = await region.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.innerText.trim())));
+      return rows.length ? rows : null;
+    });
+  const assertDeletesOf = (state, partitionKey, most) => {
+    if (state === "none") return;
+    assert.equal(state.length, 1, JSON.stringify(state));
+    const [pk, requested, left] = state[0];
+    assert.equal(pk, partitionKey);
+    assert.match(requested, / UTC/);
+    assert.ok(Number(left) <= most, `items left: ${left}`);
+  };
+
+  it("deletes all items of a partition key after a confirmation; the other partition's items stay", async () => {
+    const coll = "pk-delete";
+    await createWithItems(coll, { paths: ["/pk"], kind: "Hash" }, [
+      { id: "a1", pk: "a" },
+      { id: "a2", pk: "a" },
+      { id: "b1", pk: "b" },
+      { id: "b2", pk: "b" },
+    ]);
+    await page.getByRole("button", { name: "Delete all items of a partition key…" }).click();
+    // A value that cannot be a partition key is refused before anything is sent.
+    await pkDeleteForm().getByLabel("Value of /pk").fill("[1]");
+    await pkDeleteForm().getByRole("button", { name: "Delete items…" }).click();
+    assert.equal(await pkDeleteForm().getByRole("alert").innerText(), "/pk: A partition key value is a string, a number, true, false or null.");
+    assert.equal(await pkDeleteForm().getByLabel("Value of /pk").getAttribute("aria-invalid"), "true");
+    await pkDeleteForm().getByLabel("Value of /pk").fill("a");
+
+    // Cancelling the confirmation deletes nothing.
+    await pkDeleteForm().getByRole("button", { name: "Delete items…" }).click();
+    assert.equal(await confirm().locator("[data-question]").innerText(), 'Delete every item with partition key "a" from container "pk-delete"? This cannot be undone.');
+    await confirm().getByRole("button", { name: "Cancel" }).click();
+    await confirm().waitFor({ state: "hidden" });
+    assert.equal((await rest("GET", `/dbs/${DB}/colls/${coll}/docs/a1`, { headers: { "x-ms-documentdb-partitionkey": '["a"]' } })).status, 200);
+
+    await pkDeleteForm().getByRole("button", { name: "Delete items…" }).click();
+    await confirm().getByRole("button", { name: "Delete items" }).click();
+    await status('Deleted the items of partition key "a"').waitFor();
+    await until("only partition b listed", async () => (await sortedRowIds()) === '["b1","b2"]');
+    for (const [id, pk, want] of [["a1", "a", 404], ["a2", "a", 404], ["b1", "b", 200]]) {
+      const res = await rest("GET", `/dbs/${DB}/colls/${coll}/docs/${id}`, { headers: { "x-ms-documentdb-partitionkey": JSON.stringify([pk]) } });
+      assert.equal(res.status, want, `read ${id} after the delete`);
+    }
+
+    // The deletes in progress, under the form and in the Time to Live tab.
+    const beside = page.locator(".editor-slot").getByRole("region", { name: "Deletes by partition key in progress" });
+    assertDeletesOf(await deletesInProgress(beside), '"a"', 2);
+    await shot("pk-delete");
+    await tab("Time to Live").click();
+    const inTtlTab = page.getByRole("region", { name: "Deletes by partition key in progress" });
+    assertDeletesOf(await deletesInProgress(inTtlTab), '"a"', 2);
+    await inTtlTab.getByRole("button", { name: "Refresh deletes in progress" }).click();
+    assertDeletesOf(await deletesInProgress(inTtlTab), '"a"', 2);
+  });
+
+  it("deletes by a hierarchical key given all its components, a number typed as one", async () => {
+    const coll = "pk-delete-hierarchical";
+    await createWithItems(coll, { paths: ["/tenant", "/level"], kind: "MultiHash", version: 2 }, [
+      { id: "t-5", tenant: "t", level: 5 },
+      { id: "t-5-text", tenant: "t", level: "5" },
+      { id: "u-5", tenant: "u", level: 5 },
+    ]);
+    await page.getByRole("button", { name: "Delete all items of a partition key…" }).click();
+    await pkDeleteForm().getByLabel("Value of /tenant").fill("t");
+    await pkDeleteForm().getByLabel("Value of /level").fill("5");
+    await pkDeleteForm().getByRole("button", { name: "Delete items…" }).click();
+    await confirm().getByRole("button", { name: "Delete items" }).click();
+    await status('Deleted the items of partition key "t", 5').waitFor();
+    await until("t-5 gone, the rest listed", async () => (await sortedRowIds()) === '["t-5-text","u-5"]');
+    assertDeletesOf(await deletesInProgress(page.getByRole("region", { name: "Deletes by partition key in progress" })), '"t", 5', 1);
+  });
+
+  it("shows the server's message when a delete by partition key fails", async () => {
+    const coll = "pk-delete-hierarchical";
+    await page.getByRole("button", { name: "Delete all items of a partition key…" }).click();
+    await pkDeleteForm().getByLabel("Value of /tenant").fill("u");
+    await pkDeleteForm().getByLabel("Value of /level").fill("5");
+    assert.equal((await rest("DELETE", `/dbs/${DB}/colls/${coll}`)).status, 204);
+    await pkDeleteForm().getByRole("button", { name: "Delete items…" }).click();
+    await confirm().getByRole("button", { name: "Delete items" }).click();
+    const alert = pkDeleteForm().getByRole("alert");
+    await alert.waitFor();
+    const direct = await rest("POST", `/dbs/${DB}/colls/${coll}/operations/partitionkeydelete`, { headers: { "x-ms-documentdb-partitionkey": '["u",5]' } });
+    assert.equal(direct.status, 404);
+    assert.equal((await alert.innerText()).trim(), errorText(direct.body.message));
+    consumeLogged(browser.problems, 404, /\/operations\/partitionkeydelete$/);
   });
 
   it("logged no console errors", () => {

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 
 import { errorText } from "../../../web/static/js/api.js";
 import { parseCredential } from "../../../web/static/js/auth.js";
-import { containerReplaceBody, parseItem, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts } from "../../../web/static/js/model.js";
+import { containerReplaceBody, parseItem, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts } from "../../../web/static/js/model.js";
 import { parseRoute, routeHref } from "../../../web/static/js/router.js";
 import { hmacSha256, sha256 } from "../../../web/static/js/sha256.js";
 import { defaultTtlFor, expiresAt, isExpired, ttlSetting } from "../../../web/static/js/ttl.js";
@@ -90,6 +90,27 @@ describe("containers and items", () => {
     assert.deepEqual(pathParts('/a/"b\\"c"/d'), ["a", 'b"c', "d"]);
     assert.equal(partitionKeyHeader(["Zoë"]), '["Zo\\u00eb"]');
     assert.equal(partitionKeyHeader([{}]), "[{}]");
+  });
+
+  it("reads a partition key value as typed: JSON scalars, otherwise a string", () => {
+    for (const [text, want] of [
+      ["ada", "ada"],
+      ["  ada lovelace ", "ada lovelace"],
+      ["5", 5],
+      ["-1.5", -1.5],
+      ['"5"', "5"],
+      ['""', ""],
+      ["true", true],
+      ["null", null],
+      ["{a", "{a"],
+      ["Zoë", "Zoë"],
+    ]) {
+      assert.deepEqual(parsePartitionKeyValue(text), { value: want }, JSON.stringify(text));
+    }
+    assert.match(parsePartitionKeyValue(" ").error, /Enter a value/);
+    assert.match(parsePartitionKeyValue("[1]").error, /string, a number/);
+    assert.match(parsePartitionKeyValue('{"a":1}').error, /string, a number/);
+    assert.match(parsePartitionKeyValue("1e400").error, /too large/);
   });
 
   it("validates edited items", () => {

@@ -37,7 +37,8 @@ async function withoutWebCrypto(fn) {
 // [verb, escaped path, resource type, resource link]: the link keeps its
 // case and is percent-decoded segment by segment, except that an offer is
 // signed with its lower-cased id alone (what the SDKs send and the REST
-// docs require for offers).
+// docs require for offers), and delete by partition key is signed as its
+// container (what the JS SDK sends).
 const cases = [
   ["GET", "/", "", ""],
   ["GET", "/dbs", "dbs", ""],
@@ -52,6 +53,9 @@ const cases = [
   ["GET", "/offers/AbCD/", "offers", "abcd"],
   ["POST", "/_ebb/clock", "_ebb", "_ebb/clock"],
   ["GET", "/_ebb/containers/shop/carts/ttl", "ttl", "_ebb/containers/shop/carts"],
+  ["GET", "/_ebb/containers/shop/carts/partitiondeletes", "partitiondeletes", "_ebb/containers/shop/carts"],
+  ["POST", "/dbs/shop/colls/Carts/operations/partitionkeydelete", "colls", "dbs/shop/colls/Carts"],
+  ["POST", "/dbs/shop/colls/a%2Fb/operations/partitionkeydelete", "colls", "dbs/shop/colls/a/b"],
 ];
 
 describe("resourceOf", () => {

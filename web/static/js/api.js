@@ -45,10 +45,12 @@ export const paths = {
   items: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/docs`,
   pkranges: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/pkranges`,
   item: (db, coll, id) => `/dbs/${enc(db)}/colls/${enc(coll)}/docs/${enc(id)}`,
+  partitionKeyDelete: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/operations/partitionkeydelete`,
   offers: () => "/offers",
   offer: (id) => `/offers/${enc(id)}`,
   clock: () => "/_ebb/clock",
   ttlStats: (db, coll) => `/_ebb/containers/${enc(db)}/${enc(coll)}/ttl`,
+  partitionDeletes: (db, coll) => `/_ebb/containers/${enc(db)}/${enc(coll)}/partitiondeletes`,
 };
 
 /** Client signs and sends requests with one master key. */
@@ -207,6 +209,23 @@ export class Client {
   deleteItem(db, coll, id, pk) {
     const headers = { "x-ms-documentdb-partitionkey": partitionKeyHeader(pk) };
     return this.request("DELETE", paths.item(db, coll, id), { headers });
+  }
+
+  /**
+   * deletePartition deletes every item of one logical partition (pk: all
+   * its values, one per partition key path). The items are gone from
+   * reads when it returns; the server deletes them in the background.
+   */
+  deletePartition(db, coll, pk) {
+    const headers = { "x-ms-documentdb-partitionkey": partitionKeyHeader(pk) };
+    return this.request("POST", paths.partitionKeyDelete(db, coll), { headers });
+  }
+
+  /** partitionDeletes lists a container's deletes by partition key still
+   * in progress: [{partitionKey, requestedAt, remainingItems,
+   * remainingCapped?}]. */
+  async partitionDeletes(db, coll) {
+    return (await this.request("GET", paths.partitionDeletes(db, coll))).body?.partitionKeyDeletes ?? [];
   }
 
   /** clock reads the manual clock: {now, epochSeconds}; 404 when off. */

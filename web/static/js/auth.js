@@ -11,6 +11,9 @@
 
 import { hmacSha256 } from "./sha256.js";
 
+/** The path, under a container, of delete by partition key. */
+const PARTITION_KEY_DELETE = "/operations/partitionkeydelete";
+
 /**
  * resourceOf derives the signed resource type and link from an escaped
  * URL path. The path is split before each segment is percent-decoded, so
@@ -18,10 +21,17 @@ import { hmacSha256 } from "./sha256.js";
  * names a resource (type: the second-to-last segment, link: the whole
  * path); an odd number names a feed (type: the last segment, link: the
  * parent path). Offers are signed with their lower-cased id alone.
+ * Delete by partition key (dbs/{db}/colls/{coll}/operations/
+ * partitionkeydelete) is signed as its container, as the JS SDK's
+ * deleteAllItemsForPartitionKey signs it and the server checks it.
  */
 export function resourceOf(escapedPath) {
-  const trimmed = escapedPath.replace(/^\/+|\/+$/g, "");
+  let trimmed = escapedPath.replace(/^\/+|\/+$/g, "");
   if (trimmed === "") return { type: "", link: "" };
+  if (trimmed.endsWith(PARTITION_KEY_DELETE)) {
+    const container = trimmed.slice(0, -PARTITION_KEY_DELETE.length);
+    if (container.split("/").length === 4) trimmed = container;
+  }
   const segments = trimmed.split("/").map(decodeURIComponent);
   const n = segments.length;
   if (n % 2 === 1) {

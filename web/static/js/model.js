@@ -46,6 +46,31 @@ export function partitionKeyHeader(values) {
   return JSON.stringify(values).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/**
+ * parsePartitionKeyValue reads one partition key value as the user typed
+ * it: JSON when the text is a JSON string, number, true, false or null
+ * (so 5 is a number and "5" a string), and otherwise the text itself as
+ * a string. Whitespace around the text is ignored. It returns {value} or
+ * {error} with a message for the user.
+ */
+export function parsePartitionKeyValue(text) {
+  const t = text.trim();
+  if (t === "") return { error: 'Enter a value (write "" for the empty string).' };
+  let value;
+  try {
+    value = JSON.parse(t);
+  } catch {
+    return { value: t };
+  }
+  if (value !== null && typeof value === "object") {
+    return { error: "A partition key value is a string, a number, true, false or null." };
+  }
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    return { error: `${t} is too large for a number (a JSON number is a 64-bit float).` };
+  }
+  return { value };
+}
+
 /** describePartitionKey shows a partition key value in a table cell. */
 export function describePartitionKey(values) {
   const shown = values.map((v) => (v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0 ? "(none)" : JSON.stringify(v)));

@@ -1,11 +1,14 @@
 // The Items tab: a paged list of a container's items with when each one
-// expires, and an editor to view, create, change and delete items.
+// expires, an editor to view, create, change and delete items, and a
+// panel to delete all items of a partition key. The editor and that
+// panel share the place beside the list.
 
 import { Notice, h, replace } from "../dom.js";
 import { formatCharge, formatRelative, formatTime } from "../format.js";
 import { describePartitionKey, partitionKeyOf } from "../model.js";
 import { expiresAt, isExpired, ttlSetting, TTL_OFF } from "../ttl.js";
 import { itemEditor } from "./editor.js";
+import { partitionDeletePanel } from "./pkdeleteform.js";
 
 const PAGE_SIZE = 50;
 
@@ -75,7 +78,9 @@ class ItemsView {
     });
     const create = h("button", { type: "button", class: "button primary", onclick: () => this.openEditor(null) }, "New item");
     const refresh = h("button", { type: "button", class: "button", onclick: () => this.refresh() }, "Refresh");
-    return h("div", { class: "toolbar" }, h("div", { class: "toolbar-actions" }, create, refresh), filter);
+    const hasKey = (this.page.container.partitionKey?.paths ?? []).length > 0;
+    const deletePartition = hasKey ? h("button", { type: "button", class: "button danger", onclick: () => this.openPartitionDelete() }, "Delete all items of a partition key…") : null;
+    return h("div", { class: "toolbar" }, h("div", { class: "toolbar-actions" }, create, refresh, deletePartition), filter);
   }
 
   sql() {
@@ -185,6 +190,19 @@ class ItemsView {
     replace(this.editorSlot, editor.el);
     this.el.querySelector(".items-layout").classList.add("with-editor");
     editor.focus();
+  }
+
+  openPartitionDelete() {
+    this.notice.clear();
+    const panel = partitionDeletePanel({
+      ctx: this.ctx,
+      page: this.page,
+      onDeleted: () => this.load(true),
+      onClose: () => this.closeEditor(),
+    });
+    replace(this.editorSlot, panel.el);
+    this.el.querySelector(".items-layout").classList.add("with-editor");
+    panel.focus();
   }
 
   closeEditor() {

@@ -3,12 +3,15 @@
 // and upcoming expiries) from GET /_ebb/containers/{db}/{coll}/ttl when
 // the server provides that endpoint. Fields are drawn as they come:
 // known ones under their labels, any other number under its own name.
+// Below them, the deletes by partition key in progress: like expired
+// items, their items are hidden at once and purged in the background.
 
 import { ApiError } from "../api.js";
 import { Notice, h, replace } from "../dom.js";
 import { formatRelative, formatTime } from "../format.js";
 import { routeHref } from "../router.js";
 import { describeTtl, formatSeconds } from "../ttl.js";
+import { partitionDeletesCard } from "./pkdeletestatus.js";
 
 /** Known statistics, in the order they are shown, with a label and a
  * line of explanation. */
@@ -41,6 +44,7 @@ export function renderTtlPanel(el, ctx, page) {
     el,
     settingCard(ctx, page),
     h("section", { class: "card", "aria-labelledby": "ttl-stats-title" }, h("div", { class: "card-head" }, h("h2", { id: "ttl-stats-title" }, "Purge statistics"), refresh), notice.el, stats),
+    partitionDeletesCard(ctx, page).el,
   );
   loadStats(stats, notice, ctx, page);
   ctx.clock.addEventListener("change", () => loadStats(stats, notice, ctx, page), { signal: ctx.signal });
