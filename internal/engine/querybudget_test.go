@@ -7,35 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 	"github.com/ebbdb/ebb/internal/query"
 )
-
-// stepClock is a query clock that moves by a millisecond each time it is
-// read, so a page budget of n ms runs out at the page's n-th check of
-// its clock however fast the machine is, and no test waits for real time.
-type stepClock struct {
-	*clock.Manual
-	reads atomic.Int64
-	// onRead, if set, is called with the number of each read.
-	onRead func(n int64)
-}
-
-func (c *stepClock) Elapsed() time.Duration {
-	n := c.reads.Add(1)
-	if c.onRead != nil {
-		c.onRead(n)
-	}
-	return time.Duration(n) * time.Millisecond
-}
-
-func newStepClock() *stepClock {
-	return &stepClock{Manual: clock.NewManual(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))}
-}
 
 // arrayDoc is an item whose arr holds 0…n-1.
 func arrayDoc(id, kind string, n int) string {
@@ -48,9 +25,9 @@ func arrayDoc(id, kind string, n int) string {
 
 // budgetEngine is an engine whose query pages have the given budget on a
 // step clock, with items holding arrays of 0…39.
-func budgetEngine(t *testing.T, budget time.Duration) (*Engine, *stepClock) {
+func budgetEngine(t *testing.T, budget time.Duration) (*Engine, *clocktest.Step) {
 	t.Helper()
-	qc := newStepClock()
+	qc := clocktest.NewStep(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
 	e, _ := openEngine(t, memStore(t), Options{QueryPageBudget: budget, QueryClock: qc})
 	mustCreate(t, e, "db", "c", containerBodyWith(""))
 	for i := range 6 {
@@ -146,7 +123,7 @@ func TestQueryCancelled(t *testing.T) {
 	e, qc := budgetEngine(t, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	qc.onRead = func(n int64) {
+	qc.OnRead = func(n int64) {
 		if n == 5 {
 			cancel()
 		}
@@ -160,7 +137,7 @@ func TestQueryCancelled(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("QueryItems = %v, want context.Canceled", err)
 	}
-	if n := qc.reads.Load(); n != 5 {
+	if n := qc.Reads(); n != 5 {
 		t.Errorf("the query clock was read %d times, want 5: work went on after the cancellation", n)
 	}
 }
@@ -201,7 +178,7 @@ func TestQueryLimits(t *testing.T) {
 			t.Errorf("%s: %v; want 400 %q", tt.name, err, tt.want)
 		}
 	}
-	if n := qc.reads.Load(); n != 0 {
+	if n := qc.Reads(); n != 0 {
 		t.Errorf("the query clock was read %d times: a query beyond a limit ran", n)
 	}
 }

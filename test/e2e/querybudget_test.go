@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,28 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/clock/clocktest"
 	"github.com/ebbdb/ebb/internal/server"
 )
-
-// stepClock is a query clock that moves by a millisecond each time it is
-// read, so a page budget of n ms runs out at the page's n-th check of
-// its clock, however fast the machine, and no test waits for real time.
-type stepClock struct {
-	*clock.Manual
-	reads atomic.Int64
-	// onRead, if set, is told the number of each read.
-	onRead func(n int64)
-}
-
-func (c *stepClock) Elapsed() time.Duration {
-	n := c.reads.Add(1)
-	if c.onRead != nil {
-		c.onRead(n)
-	}
-	return time.Duration(n) * time.Millisecond
-}
 
 // runawayItem has an arr of 0…n-1: a three-way JOIN over it is n³
 // combinations in one item.
@@ -52,7 +32,7 @@ func runawayItem(n int) []byte {
 // budget comes back to the SDK in pages, each with a continuation, some
 // of them empty, and the SDK drains them to exactly the query's rows.
 func TestRunawayQueryPages(t *testing.T) {
-	qc := &stepClock{Manual: clock.NewManual(epoch)}
+	qc := clocktest.NewStep(epoch)
 	// 50 checks of the clock, about 50,000 steps of the JOINs, of the
 	// 60³ = 216,000 combinations of the item.
 	e := startWith(t, server.Config{Memory: true, QueryPageBudget: 50 * time.Millisecond, QueryClock: qc})
@@ -119,11 +99,12 @@ func TestAbandonedQueryStops(t *testing.T) {
 	defer cancel()
 	// The client gives up once the server is deep into the JOIN: at the
 	// query clock's fifth read, its fourth check.
-	qc := &stepClock{Manual: clock.NewManual(epoch), onRead: func(n int64) {
+	qc := clocktest.NewStep(epoch)
+	qc.OnRead = func(n int64) {
 		if n == 5 {
 			cancel()
 		}
-	}}
+	}
 	e := startWith(t, server.Config{Memory: true, QueryPageBudget: time.Hour, QueryClock: qc})
 	c := e.container(t, pkProps("abandoned", "/pk"))
 	pk := azcosmos.NewPartitionKeyString("r")

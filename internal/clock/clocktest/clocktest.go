@@ -4,6 +4,7 @@
 package clocktest
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,3 +26,30 @@ func WaitUntil(t testing.TB, what string, cond func() bool) {
 		<-tick.C
 	}
 }
+
+// Step is a clock for query page budgets: its monotonic reading moves by
+// a millisecond each time it is read, so a budget of n milliseconds runs
+// out at a page's n-th check however fast the machine is, and no test
+// waits for real time. Its wall reading is the embedded manual clock's.
+type Step struct {
+	*clock.Manual
+	reads atomic.Int64
+	// OnRead, if set, is told the number of each read (set it before the
+	// clock is in use).
+	OnRead func(n int64)
+}
+
+// NewStep returns a Step whose wall reading starts at start.
+func NewStep(start time.Time) *Step { return &Step{Manual: clock.NewManual(start)} }
+
+// Elapsed implements clock.Clock: one millisecond more on every read.
+func (c *Step) Elapsed() time.Duration {
+	n := c.reads.Add(1)
+	if c.OnRead != nil {
+		c.OnRead(n)
+	}
+	return time.Duration(n) * time.Millisecond
+}
+
+// Reads is how many times Elapsed has been read.
+func (c *Step) Reads() int64 { return c.reads.Load() }
