@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -30,7 +31,8 @@ import (
 //	write [pk=<p>]        upserts each input line (partition "p" by default)
 //	query [members]       runs the input across partitions in pages of 3; prints
 //	                      the rows (or each row's members but the system
-//	                      properties), then "index" or "scan": what served them
+//	                      properties), then "index", "composite index" or
+//	                      "scan": what served them
 //	build                 lets the builder finish; waits for a ready index
 //	state                 prints the index state: ready or building
 //	read id=<id>          point-reads item id of partition "p"; prints its
@@ -100,17 +102,23 @@ func TestComputedProperties(t *testing.T) {
 			return out.String()
 		case "query":
 			req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(string(body)), MaxItemCount: 3, CrossPartition: true}
-			if _, err := e.QueryItems(ctx, req); err != nil {
+			first, err := e.QueryItems(ctx, req)
+			if err != nil {
 				return status(err, "")
 			}
+			m, _ := url.QueryUnescape(first.IndexMetrics)
+			composite := strings.Contains(m, `"UtilizedCompositeIndexes":[{`)
 			rows, indexed := drainQuery(t, e, req, false)
 			scan, _ := drainQuery(t, e, req, true)
 			if a, b := slices.Sorted(slices.Values(rows)), slices.Sorted(slices.Values(scan)); !slices.Equal(a, b) {
 				t.Errorf("%s:\n served %v\n scan   %v", body, rows, scan)
 			}
 			how := "scan"
-			if indexed {
+			switch {
+			case indexed:
 				how = "index"
+			case composite:
+				how = "composite index"
 			}
 			if d.HasArg("members") {
 				for i := range rows {
