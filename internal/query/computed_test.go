@@ -153,3 +153,41 @@ func TestComputedBudget(t *testing.T) {
 		t.Fatalf("a page of costly computed properties returned %d rows and no continuation within its budget", len(pg.Rows))
 	}
 }
+
+// FuzzComputed compiles arbitrary definitions and, when they compile,
+// evaluates them over an item and through a query: no input panics.
+func FuzzComputed(f *testing.F) {
+	for _, s := range []string{
+		"SELECT VALUE LOWER(c.name) FROM c",
+		"SELECT VALUE c[CONCAT('a', c.k)] FROM root c",
+		"SELECT VALUE {a: c.a, b: [c.b, c.a]} FROM c",
+		"SELECT VALUE c FROM c",
+		"SELECT VALUE (SELECT VALUE 1) FROM c",
+		"SELECT VALUE c.x FROM c WHERE",
+	} {
+		f.Add(s, `{"id":"1","name":"Ada","a":1,"k":"a"}`)
+	}
+	f.Fuzz(func(t *testing.T, text, doc string) {
+		cs, err := CompileComputed([]ComputedDef{{Name: "a", Query: text}, {Name: "b", Query: "SELECT VALUE 1 FROM c"}})
+		if err != nil {
+			return
+		}
+		if _, err := ParseJSON([]byte(doc)); err != nil {
+			return
+		}
+		if _, err := cs.Values([]byte(doc)); err != nil {
+			t.Fatalf("Values(%s) over %s: %v", text, doc, err)
+		}
+		q, err := Parse("SELECT c.a, c.b, c[c.k] AS d FROM c WHERE IS_DEFINED(c.a) OR true ORDER BY c.a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := q.BindComputed(nil, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Page(context.Background(), docs(doc), PageRequest{Env: Env{Now: evalNow}}); err != nil && !strings.Contains(err.Error(), "stored document") {
+			t.Fatalf("page over %s with %s: %v", doc, text, err)
+		}
+	})
+}
