@@ -266,6 +266,9 @@
 // JOIN by budget and by cancellation, the latter asserting that the
 // evaluator reads its clock no more after the cancellation (no test
 // measures wall time). limits_test.go pins each limit at and beyond it.
+// testdata/computed (TestComputed) plays computed property definitions,
+// the service's refusals among them, and every clause that reads them;
+// FuzzComputed compiles and evaluates arbitrary definitions.
 // FuzzParse and FuzzParseJSON (seed corpora in testdata/fuzz) check that no
 // input panics or hangs and that ParseJSON and AppendJSON round-trip.
 // BenchmarkSelectStar streams 5,000 1-KB documents through SELECT * FROM c.

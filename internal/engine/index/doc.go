@@ -200,5 +200,9 @@
 // unpurged ones among them) through an index and through a scan and
 // demand the same rows, page by page; rebuilds interleaved with writes,
 // interrupted by a restart, and written through a stale catalog; and
-// CheckConsistency after each step.
+// CheckConsistency after each step. computed_test.go covers computed
+// properties in the policy and the entries; the engine's
+// testdata/computed drives them through queries, replaces during
+// rebuilds and TTL, and TestComputedStaleCatalog a plan bound with an
+// older catalog's definitions.
 package index
