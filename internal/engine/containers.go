@@ -147,8 +147,10 @@ func (e *Engine) Containers(ctx context.Context, dbID string) ([][]byte, string,
 // ReplaceContainer replaces a container's definition. It is a full
 // replacement: a body without defaultTtl turns TTL off. The partition key
 // cannot change. The new TTL settings apply to the next request; nothing
-// is rewritten. A new indexing policy applies to writes at once and is
-// built in the background (package index); queries scan until it is.
+// is rewritten. A new indexing policy, or a change to the computed
+// properties (which are part of what the index holds), applies to writes
+// at once and is built in the background (package index); queries scan
+// until it is, evaluating the new computed properties.
 func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []byte, ifMatch string) (Resource, error) {
 	ms, err := document.ObjectBody(body)
 	if err != nil {
@@ -183,6 +185,9 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	}
 	if !old.unique.Equal(spec.Unique) {
 		return Resource{}, dberr.BadRequest("The uniqueKeyPolicy of a container cannot be changed after it is created; create a new container with the new unique keys and copy the items.")
+	}
+	if err := resource.CheckComputedChange(old.computed, old.index, spec); err != nil {
+		return Resource{}, err
 	}
 	norm := resource.ContainerBody(ms, spec)
 	normMs, _ := document.ObjectMembers(norm)

@@ -120,13 +120,15 @@ func checkQueryBodyFields(body []byte) error {
 	return nil
 }
 
-// compile parses and binds a query, turning its errors into 400s.
-func compile(text string, params []query.Param) (*query.Plan, error) {
+// compile parses and binds a query over items with computed properties
+// cs (nil: none, as for the catalog's resources), turning its errors into
+// 400s.
+func compile(text string, params []query.Param, cs *query.Computed) (*query.Plan, error) {
 	q, err := query.Parse(text)
 	if err != nil {
 		return nil, queryError(err)
 	}
-	p, err := q.Bind(params)
+	p, err := q.BindComputed(params, cs)
 	if err != nil {
 		return nil, queryError(err)
 	}
@@ -235,7 +237,7 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 	if err != nil {
 		return QueryResult{}, err
 	}
-	plan, err := compile(text, params)
+	plan, err := compile(text, params, c.computed)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -352,7 +354,8 @@ func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, e
 	if err != nil {
 		return QueryResult{}, err
 	}
-	plan, err := compile(readFeedQuery, nil)
+	// A feed returns the items as stored: no computed property.
+	plan, err := compile(readFeedQuery, nil, nil)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -450,14 +453,15 @@ var indexMetrics = index.Utilization(nil, nil)
 // QueryPlan answers the JS SDK's query plan request with the query's
 // PartitionedQueryExecutionInfo.
 func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte) ([]byte, error) {
-	if _, err := e.resolve(ref); err != nil {
+	c, err := e.resolve(ref)
+	if err != nil {
 		return nil, err
 	}
 	text, params, err := parseQueryBody(body)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := compile(text, params)
+	plan, err := compile(text, params, c.computed)
 	if err != nil {
 		return nil, err
 	}
@@ -490,7 +494,7 @@ func (e *Engine) queryCatalog(ctx context.Context, rows [][]byte, body []byte) (
 	if err != nil {
 		return QueryResult{}, err
 	}
-	plan, err := compile(text, params)
+	plan, err := compile(text, params, nil)
 	if err != nil {
 		return QueryResult{}, err
 	}

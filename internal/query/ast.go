@@ -40,6 +40,9 @@ type PropertyExpr struct {
 	X    Expr
 	Dot  int
 	Name string
+	// doc: X is the item (the root alias of the outermost query), so
+	// Name may be a computed property (set by the checker, markDocRefs).
+	doc bool
 }
 
 // IndexExpr is X[Index]; Index is a string (a property), a number (an array
@@ -48,6 +51,8 @@ type IndexExpr struct {
 	X      Expr
 	Lbrack int
 	Index  Expr
+	// doc: X is the item, as in PropertyExpr.
+	doc bool
 }
 
 // UnaryExpr is Op X for -, +, ~ and NOT.

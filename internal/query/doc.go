@@ -190,6 +190,24 @@
 // between pages are seen or not according to where they fall relative to
 // the resume position.
 //
+// # Computed properties
+//
+// A container's computed properties (computed.go) are compiled once,
+// with its definition (CompileComputed, which enforces the service's
+// rules on them), and handed to BindComputed with each query over its
+// items. The checker marks the member accesses of the outermost query's
+// item (c.a, c["a"], c[@p], in subqueries too), and the plan records
+// whether any of them names a computed property; only then does the
+// evaluator resolve them (a query that reads none runs exactly as
+// before, at the cost of a nil check per marked access). A computed
+// property's value is its expression over the item, evaluated at most
+// once per item, counted by the meter, and never seen by SELECT *, SELECT
+// c or the stored bytes. The members the evaluator decodes are the
+// query's with each computed property's name replaced by the members its
+// expression reads. A definition's expression reads the stored item only:
+// its accesses are never resolved as computed properties, so no
+// evaluation reaches another definition or itself.
+//
 // # Index hints
 //
 // Plan.IndexHints (hints.go) names the top-level AND terms of the WHERE
@@ -248,6 +266,9 @@
 // JOIN by budget and by cancellation, the latter asserting that the
 // evaluator reads its clock no more after the cancellation (no test
 // measures wall time). limits_test.go pins each limit at and beyond it.
+// testdata/computed (TestComputed) plays computed property definitions,
+// the service's refusals among them, and every clause that reads them;
+// FuzzComputed compiles and evaluates arbitrary definitions.
 // FuzzParse and FuzzParseJSON (seed corpora in testdata/fuzz) check that no
 // input panics or hangs and that ParseJSON and AppendJSON round-trip.
 // BenchmarkSelectStar streams 5,000 1-KB documents through SELECT * FROM c.

@@ -38,6 +38,16 @@ type evalCtx struct {
 	pos    []int
 	resume []int
 	steps  int64
+
+	// cps are the container's computed properties when the query reads
+	// one (nil otherwise, which costs the evaluator a nil check on the
+	// item's member accesses); cpVals holds the current document's
+	// values, cpHave which of them are computed (bit i for property i;
+	// MaxComputedProperties fits). The executor clears cpHave when it
+	// binds a document.
+	cps    *Computed
+	cpVals []Value
+	cpHave uint32
 }
 
 // runEnv is the per-query view of Env: the instant every date function
@@ -75,6 +85,11 @@ func (c *evalCtx) eval(e Expr) Value {
 		}
 		return c.vars[x.slot]
 	case *PropertyExpr:
+		if x.doc && c.cps != nil {
+			if v, ok := c.computed(x.Name); ok {
+				return v
+			}
+		}
 		return c.eval(x.X).Get(x.Name)
 	case *ParamExpr:
 		if x.slot < len(c.params) {
@@ -82,7 +97,13 @@ func (c *evalCtx) eval(e Expr) Value {
 		}
 		return undefinedValue
 	case *IndexExpr:
-		return indexValue(c.eval(x.X), c.eval(x.Index))
+		idx := c.eval(x.Index)
+		if x.doc && c.cps != nil && idx.kind == String {
+			if v, ok := c.computed(idx.str); ok {
+				return v
+			}
+		}
+		return indexValue(c.eval(x.X), idx)
 	case *BinaryExpr:
 		return c.evalBinary(x)
 	case *UnaryExpr:

@@ -83,6 +83,9 @@ func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, err
 		return Page{}, err
 	}
 	ex := &executor{p: p, s: p.q.stmt, c: newEvalCtx(p.q.nslots, p.params, req.Env), budget: req.Budget}
+	if p.readsCps {
+		ex.c.cps, ex.c.cpVals = p.cps, make([]Value, p.cps.Len())
+	}
 	ex.c.m.start(ctx, req.Env.Elapsed, t0, req.Budget)
 	ex.needDoc = !(ex.s.rawStar && ex.s.Where == nil)
 	var next *cursor
@@ -158,16 +161,16 @@ func (ex *executor) bindDoc(key, doc []byte) bool {
 	}
 	var v Value
 	var err error
-	if q := ex.p.q; q.wholeDoc {
+	if p := ex.p; p.wholeDoc {
 		v, err = parseJSONString(string(doc))
 	} else {
-		v, err = parseDocFields(doc, q.fields)
+		v, err = parseDocFields(doc, p.fields)
 	}
 	if err != nil {
 		ex.err = fmt.Errorf("query: stored document %q: %w", key, err)
 		return false
 	}
-	ex.c.doc = v
+	ex.c.doc, ex.c.cpHave = v, 0
 	return true
 }
 

@@ -76,3 +76,53 @@ func docFields(s *SelectStmt) (fields []string, whole bool) {
 	}
 	return fields, false
 }
+
+// markDocRefs flags the member accesses of the outermost statement's
+// item (c.a, c["a"], c[expr], in its subqueries too: the accesses
+// docFields counts), which are the ones that may name a computed
+// property, and returns the names they read and whether one names its
+// member by a value known only at run time (c[@p]).
+func markDocRefs(s *SelectStmt) (names []string, dynamic bool) {
+	if len(s.From) == 0 {
+		return nil, false
+	}
+	docSlot := -2
+	src0 := s.From[0]
+	if id, ok := src0.Expr.(*IdentExpr); ok && id.slot == rootSlot && !src0.In {
+		docSlot = src0.slot
+	}
+	isDoc := func(e Expr) bool {
+		id, ok := e.(*IdentExpr)
+		return ok && (id.slot == rootSlot || id.slot == docSlot)
+	}
+	var visitStmt func(st *SelectStmt)
+	visit := func(e Expr) bool {
+		switch x := e.(type) {
+		case *PropertyExpr:
+			if isDoc(x.X) {
+				x.doc = true
+				if !containsString(names, x.Name) {
+					names = append(names, x.Name)
+				}
+			}
+		case *IndexExpr:
+			if isDoc(x.X) {
+				x.doc = true
+				if lit, ok := x.Index.(*LiteralExpr); ok && lit.Val.kind == String {
+					if !containsString(names, lit.Val.str) {
+						names = append(names, lit.Val.str)
+					}
+				} else {
+					dynamic = true
+				}
+			}
+		case *SubqueryExpr:
+			visitStmt(x.Query)
+			return false
+		}
+		return true
+	}
+	visitStmt = func(st *SelectStmt) { walkStmt(st, visit) }
+	visitStmt(s)
+	return names, dynamic
+}

@@ -17,6 +17,12 @@ type Query struct {
 	// wholeDoc (see docFields).
 	fields   []string
 	wholeDoc bool
+	// docNames are the members of the item the query names (c.a,
+	// c["b"]), docDynamic whether it also names one by a value known only
+	// at run time (c[@p]): what decides whether it reads a computed
+	// property (markDocRefs).
+	docNames   []string
+	docDynamic bool
 }
 
 // Parse parses and checks a query. Any problem is returned as a *Error with
@@ -40,6 +46,7 @@ func check(text string, stmt *SelectStmt) (*Query, error) {
 	}
 	q := &Query{text: text, stmt: stmt, params: c.names, nslots: c.maxSlots}
 	q.fields, q.wholeDoc = docFields(stmt)
+	q.docNames, q.docDynamic = markDocRefs(stmt)
 	return q, nil
 }
 
@@ -61,6 +68,15 @@ type Plan struct {
 	skip   int     // OFFSET, 0 if absent
 	max    int     // min(TOP, LIMIT), -1 if neither
 	mode   execMode
+	// cps are the computed properties of the container the plan runs
+	// over (BindComputed); readsCps says the query reads one, so the
+	// evaluator resolves them. fields and wholeDoc are the query's reads
+	// of the item with those of the computed properties it reads in
+	// place of their names (see docFields).
+	cps      *Computed
+	readsCps bool
+	fields   []string
+	wholeDoc bool
 }
 
 // Bind binds parameter values. A parameter the query refers to but params
@@ -68,7 +84,16 @@ type Plan struct {
 // ignored. TOP, OFFSET and LIMIT given by a parameter must be non-negative
 // integers, else Bind returns a *Error pointing at the parameter.
 func (q *Query) Bind(params []Param) (*Plan, error) {
-	p := &Plan{q: q, params: make([]Value, len(q.params))}
+	return q.BindComputed(params, nil)
+}
+
+// BindComputed is Bind for a query over the items of a container with
+// computed properties cs (nil: none): c.<name> and c["<name>"] of a
+// computed property then evaluate its expression over the item, as if
+// the item had that member, wherever the query reads them; SELECT * and
+// the item as a value (SELECT c) do not include them.
+func (q *Query) BindComputed(params []Param, cs *Computed) (*Plan, error) {
+	p := &Plan{q: q, params: make([]Value, len(q.params)), cps: cs, fields: q.fields, wholeDoc: q.wholeDoc}
 	slots := make(map[string]int, len(q.params))
 	for slot, name := range q.params {
 		slots[name] = slot
@@ -121,8 +146,60 @@ func (q *Query) Bind(params []Param) (*Plan, error) {
 	}
 	p.hash = h.Sum64()
 	p.mode = planMode(q.stmt)
+	p.bindComputed()
 	return p, nil
 }
+
+// bindComputed works out whether the plan reads a computed property of
+// p.cps and, if so, which members of the item the evaluator must decode:
+// a computed property's name is not read from the item, its query's
+// members are. A query that reads none costs nothing more.
+func (p *Plan) bindComputed() {
+	q, cs := p.q, p.cps
+	if cs.Len() == 0 {
+		return
+	}
+	var used []string
+	for _, n := range q.docNames {
+		if cs.Has(n) {
+			used = append(used, n)
+		}
+	}
+	if q.docDynamic {
+		// c[@p] may name any of them; the query decodes the whole item
+		// already (docFields), which covers every computed property.
+		p.readsCps = true
+		return
+	}
+	if len(used) == 0 {
+		return
+	}
+	p.readsCps = true
+	if p.wholeDoc {
+		return
+	}
+	reads, whole := cs.reads(used)
+	if whole {
+		p.fields, p.wholeDoc = nil, true
+		return
+	}
+	fields := make([]string, 0, len(q.fields)+len(reads))
+	for _, f := range q.fields {
+		if !cs.Has(f) {
+			fields = append(fields, f)
+		}
+	}
+	for _, f := range reads {
+		if !containsString(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	p.fields = fields
+}
+
+// Computed returns the computed properties the plan was bound with (nil:
+// none): an index serves the plan only if it indexes the same ones.
+func (p *Plan) Computed() *Computed { return p.cps }
 
 func describeValue(v Value) string {
 	if v.kind == Undefined {

@@ -59,6 +59,24 @@
 // documents with equal values come in the order every other plan gives
 // them (see ordered.go).
 //
+// # Computed properties
+//
+// A container's computed properties (query.Computed) are part of its
+// policy (Policy.WithComputed, computed.go), as the service has them:
+// only a rule or composite index whose path starts with a computed
+// property's name indexes it, "/*" never does; its value is computed
+// from the item when the item is written (query.Computed.Values) and
+// indexed under /<name> like a stored member's; and a stored member that
+// has a computed property's name is never indexed. The policy's
+// canonical form, and so its fingerprint, names every computed property
+// and holds the query of each it indexes, so adding, dropping or
+// redefining one changes the entries through the same rebuild as any
+// policy change, and the index state's canonical form alone compiles
+// the policy writes index under (compileCanonical). A query plan is
+// bound with the computed properties of its catalog snapshot; the
+// sources serve it only when the index follows the same ones
+// (Policy.ServesComputed), else it scans.
+//
 // # Maintenance
 //
 // The engine calls Replace and Remove in the transaction that writes or
@@ -168,7 +186,8 @@
 //   - Writes index under the stored state's policy, never an older
 //     catalog snapshot's.
 //   - Queries never use a building index, nor one whose policy changed
-//     since the query was planned or its continuation was issued.
+//     since the query was planned or its continuation was issued, nor
+//     one that indexes other computed properties than the plan reads.
 //   - The sources return exactly the rows a scan returns; only the order
 //     the query leaves open may differ.
 //   - An entry's <value> encodings are prefix-free and sort in Cosmos
@@ -184,5 +203,9 @@
 // unpurged ones among them) through an index and through a scan and
 // demand the same rows, page by page; rebuilds interleaved with writes,
 // interrupted by a restart, and written through a stale catalog; and
-// CheckConsistency after each step.
+// CheckConsistency after each step. computed_test.go covers computed
+// properties in the policy and the entries; the engine's
+// testdata/computed drives them through queries, replaces during
+// rebuilds and TTL, and TestComputedStaleCatalog a plan bound with an
+// older catalog's definitions.
 package index

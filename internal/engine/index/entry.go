@@ -36,6 +36,10 @@ type entryWalker struct {
 	buf  []byte // the entries, back to back
 	ends []int  // where each entry ends in buf
 	out  [][]byte
+	// cps are the document's indexed computed properties with a value,
+	// their JSON in cpBuf (computed.go).
+	cps   []cpValue
+	cpBuf []byte
 }
 
 // collect walks doc (nil: none), a stored JSON object.
@@ -43,8 +47,16 @@ func (w *entryWalker) collect(pol *Policy, doc []byte) {
 	if doc == nil {
 		return
 	}
-	w.pol = pol
+	w.pol, w.cps = pol, w.cps[:0]
 	w.object(doc)
+	if pol.cpEval != nil {
+		w.computeValues(doc)
+		for _, cv := range w.cps {
+			n := w.push(pathSeg{name: cv.name})
+			w.value(cv.raw)
+			w.pop(n)
+		}
+	}
 	for i := range pol.composites {
 		w.composite(&pol.composites[i], doc)
 	}
@@ -73,7 +85,7 @@ func putWalker(w *entryWalker) {
 	if cap(w.buf) > 64<<10 {
 		return // a huge document: let its buffers go
 	}
-	*w = entryWalker{segs: w.segs[:0], path: w.path[:0], buf: w.buf[:0], ends: w.ends[:0], out: w.out[:0]}
+	*w = entryWalker{segs: w.segs[:0], path: w.path[:0], buf: w.buf[:0], ends: w.ends[:0], out: w.out[:0], cps: w.cps[:0], cpBuf: w.cpBuf[:0]}
 	walkers.Put(w)
 }
 
@@ -95,8 +107,13 @@ func (w *entryWalker) object(raw []byte) {
 	if len(ms) > 8 {
 		seen = make(map[string]bool, len(ms))
 	}
+	// A stored member named as a computed property is never indexed.
+	skipComputed := len(w.segs) == 0 && w.pol.computed != nil
 	for i := len(ms) - 1; i >= 0; i-- { // last wins
 		m := ms[i]
+		if skipComputed && w.pol.isComputed(m.Key) {
+			continue
+		}
 		if seen != nil {
 			if seen[m.Key] {
 				continue
@@ -164,7 +181,7 @@ func (w *entryWalker) composite(ci *compositeIndex, doc []byte) {
 	w.buf = append(w.buf, ci.prefix...)
 	for i, segs := range ci.paths {
 		start := len(w.buf)
-		raw := valueAt(doc, segs)
+		raw := w.valueAt(doc, segs)
 		var ok bool
 		if raw != nil {
 			w.buf, ok = appendValue(w.buf, valueKind(raw), raw)

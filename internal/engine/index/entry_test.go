@@ -99,9 +99,10 @@ func storable(doc []byte) bool {
 
 // FuzzIndexEntries walks arbitrary documents: no panic, every entry is
 // a path and exactly one value, or a composite index's name and one
-// value per path, and each composite index has one entry per document.
+// value per path, and each composite index has one entry per document;
+// under a policy with computed properties too.
 func FuzzIndexEntries(f *testing.F) {
-	for _, s := range []string{`{"a":1}`, `{"a":[1,"x",{"b":null}],"a":{}}`, `{"":"\u0000","x y":[[[]]],"s":"` + longA(300) + `"}`, `{"n":-0.0e-0}`, `{"a":"x","b":{"c":[2]}}`, `{"b":{"c":"` + longA(260) + `"},"b":{"c":1}}`} {
+	for _, s := range []string{`{"a":1}`, `{"a":[1,"x",{"b":null}],"a":{}}`, `{"":"\u0000","x y":[[[]]],"s":"` + longA(300) + `"}`, `{"n":-0.0e-0}`, `{"a":"x","b":{"c":[2]}}`, `{"b":{"c":"` + longA(260) + `"},"b":{"c":1}}`, `{"name":"Ada","tags":["x",{"y":1}],"cp_lower":"stored","a":2}`} {
 		f.Add(s)
 	}
 	pol, _ := ParsePolicy([]byte(`{"excludedPaths":[{"path":"/a/[]/*"}]}`))
@@ -109,11 +110,13 @@ func FuzzIndexEntries(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	cps := withComputed(f, `{"includedPaths":[{"path":"/*"},{"path":"/cp_lower/?"},{"path":"/cp_obj/*"}],
+		"compositeIndexes":[[{"path":"/cp_obj/n"},{"path":"/a","order":"descending"}]]}`, cpDefs...)
 	f.Fuzz(func(t *testing.T, doc string) {
 		if !storable([]byte(doc)) {
 			return
 		}
-		for _, p := range []*Policy{defaultPolicy, pol, comp} {
+		for _, p := range []*Policy{defaultPolicy, pol, comp, cps} {
 			var w entryWalker
 			w.collect(p, []byte(doc))
 			composites := 0

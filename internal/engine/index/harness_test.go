@@ -27,15 +27,21 @@ type harness struct {
 // ("" for none) and a ready index state.
 func newHarness(t testing.TB, policy string) *harness {
 	t.Helper()
+	pol := defaultPolicy
+	if policy != "" {
+		pol = mustPolicy(policy)
+	}
+	return newHarnessWith(t, pol)
+}
+
+// newHarnessWith is newHarness with a compiled policy.
+func newHarnessWith(t testing.TB, pol *Policy) *harness {
+	t.Helper()
 	store, err := pebble.OpenMemory()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	pol := defaultPolicy
-	if policy != "" {
-		pol = mustPolicy(policy)
-	}
 	pk, err := document.ParsePKDef([]byte(`{"paths":["/pk"],"kind":"Hash"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +135,28 @@ func (h *harness) entries(withTs bool) []string {
 				return err
 			}
 			out = append(out, fmt.Sprintf("%s=%s %s", path, renderValue(rest[:len(rest)-len(after)]), id))
+		}
+		return it.Err()
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+// compositeEntries returns the keys of the container's composite index
+// entries after the index prefix.
+func (h *harness) compositeEntries() []string {
+	h.t.Helper()
+	var out []string
+	base := keyspace.IndexPrefix(h.target.RID)
+	err := h.store.View(context.Background(), func(r storage.Reader) error {
+		it := r.Scan(base, keys.PrefixEnd(base), false)
+		defer it.Close()
+		for it.Next() {
+			if path, _, err := keys.DecodeBytes(it.Key()[len(base):]); err == nil && path[0] == '(' {
+				out = append(out, string(it.Key()[len(base):]))
+			}
 		}
 		return it.Err()
 	})

@@ -57,6 +57,9 @@ type Ordered struct {
 	lacking []pathSeg
 	// docPrefix is the key prefix of the documents in scope.
 	docPrefix []byte
+	// pol is the policy the index follows, which says what a computed
+	// property's value is.
+	pol *Policy
 }
 
 // Scan yields the source's documents in order, for callers that do not
@@ -183,7 +186,7 @@ func (s *Ordered) walkLacking(r storage.Reader, from []byte, t *walkTimes, yield
 	}()
 	stopped := false
 	err := s.q.Items(r).Scan(lo, hi, s.desc, func(key, doc []byte) bool {
-		if valueAt(doc, s.lacking) != nil {
+		if s.pol.defined(doc, s.lacking) {
 			return true
 		}
 		t1 := clk.Elapsed()
@@ -204,7 +207,7 @@ func OrderedFor(ctx context.Context, q Query, plan *query.Plan, fp uint64) (*Ord
 	if !ok {
 		return nil, nil
 	}
-	st, pol, err := readyIndex(ctx, q, fp)
+	st, pol, err := readyIndex(ctx, q, plan, fp)
 	if pol == nil {
 		return nil, err
 	}
@@ -217,7 +220,7 @@ func OrderedFor(ctx context.Context, q Query, plan *query.Plan, fp uint64) (*Ord
 		}
 	}
 	rid := q.Target.RID
-	os := &Ordered{Source: newSource(ctx, q), docPrefix: append(keyspace.CollPrefix(keyspace.Doc, rid), q.Scope...)}
+	os := &Ordered{Source: newSource(ctx, q), docPrefix: append(keyspace.CollPrefix(keyspace.Doc, rid), q.Scope...), pol: pol}
 	if ci := pol.compositeFor(order); ci != nil {
 		base := keys.AppendBytes(keyspace.IndexPrefix(rid), ci.name)
 		ip := &accessPlan{fp: st.fp, base: base, ranges: []keyRange{{base, keys.PrefixEnd(base)}}}

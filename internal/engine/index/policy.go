@@ -12,6 +12,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/query"
 )
 
 // Policy is a container's indexing policy, compiled: which value
@@ -24,9 +25,21 @@ type Policy struct {
 	all        bool
 	rules      []rule
 	composites []compositeIndex
+	// computed, when the container has computed properties, maps each
+	// name to the rules that decide the paths under it (computed.go);
+	// cpEval evaluates those some rule or composite index includes (nil:
+	// none is indexed). spatial are the paths of spatialIndexes, which
+	// are not built but may not name a computed property.
+	computed map[string][]rule
+	cpEval   *query.Computed
+	spatial  [][]pathSeg
+	// mode, included and excluded are the canonical mode and sorted
+	// paths, from which seal writes canon.
+	mode               string
+	included, excluded []string
 	// canon is the canonical JSON of what decides the entries (mode,
-	// paths and composite indexes), and fp its hash: two policies with
-	// the same fp index the same entries.
+	// paths, composite indexes and computed properties), and fp its
+	// hash: two policies with the same fp index the same entries.
 	canon []byte
 	fp    uint64
 }
@@ -114,18 +127,32 @@ func (r rule) matches(path []pathSeg) bool {
 }
 
 // indexes reports whether the value at path gets an index entry: the most
-// specific matching rule decides, an exclusion winning a tie.
+// specific matching rule decides, an exclusion winning a tie. A path
+// under a computed property is decided by the rules that name it alone
+// (computed.go).
 func (p *Policy) indexes(path []pathSeg) bool {
 	switch {
 	case p.none || len(path) == 0:
 		return false
+	case p.computed != nil && !path[0].elem:
+		if rs, ok := p.computed[path[0].name]; ok {
+			return decide(rs, path)
+		}
+	}
+	switch {
 	case isUnindexedSystemProperty(path):
 		return false
 	case p.all:
 		return true
 	}
+	return decide(p.rules, path)
+}
+
+// decide applies rules to path: the most specific matching rule
+// decides, an exclusion winning a tie; no rule, no entry.
+func decide(rules []rule, path []pathSeg) bool {
 	best, found := rule{}, false
-	for _, r := range p.rules {
+	for _, r := range rules {
 		if !r.matches(path) {
 			continue
 		}
@@ -142,24 +169,36 @@ func (p *Policy) prunes(prefix []pathSeg) bool {
 	if p.none {
 		return true
 	}
+	if p.computed != nil && len(prefix) > 0 && !prefix[0].elem {
+		if rs, ok := p.computed[prefix[0].name]; ok {
+			return prunesBy(rs, prefix, true)
+		}
+	}
 	if p.all {
 		return false
 	}
+	return prunesBy(p.rules, prefix, false)
+}
+
+// prunesBy is prunes under rules; uncoveredPruned says what a subtree no
+// wildcard rule covers is: pruned for a computed property (nothing names
+// it), kept elsewhere (the root is always included or excluded).
+func prunesBy(rules []rule, prefix []pathSeg, uncoveredPruned bool) bool {
 	// The rule deciding the subtree as a whole: the most specific "/*"
 	// covering prefix.
 	best, found := rule{}, false
-	for _, r := range p.rules {
+	for _, r := range rules {
 		if r.wild && r.matches(prefix) && (!found || r.specificity() > best.specificity() || (r.specificity() == best.specificity() && !r.include)) {
 			best, found = r, true
 		}
 	}
-	if !found || best.include {
+	if (found && best.include) || (!found && !uncoveredPruned) {
 		return false
 	}
 	// An inclusion more specific than that exclusion may still reach
 	// into the subtree.
-	for _, r := range p.rules {
-		if !r.include || r.specificity() <= best.specificity() {
+	for _, r := range rules {
+		if !r.include || (found && r.specificity() <= best.specificity()) {
 			continue
 		}
 		n := min(len(r.segs), len(prefix))
@@ -223,6 +262,7 @@ func compilePolicy(raw []byte) (*Policy, error) {
 		IncludedPaths    []pathSpec        `json:"includedPaths"`
 		ExcludedPaths    []pathSpec        `json:"excludedPaths"`
 		CompositeIndexes [][]compositePath `json:"compositeIndexes"`
+		SpatialIndexes   json.RawMessage   `json:"spatialIndexes"`
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, dberr.BadRequest("The indexingPolicy is invalid: %v.", err)
@@ -292,26 +332,45 @@ func compilePolicy(raw []byte) (*Policy, error) {
 		inc, exc = nil, nil
 		p.rules, p.composites = nil, nil
 	}
+	// Spatial indexes are kept in the body, not built; their paths only
+	// matter to computed properties (WithComputed), so a path that does
+	// not parse names none.
+	var spatial []struct{ Path string }
+	_ = json.Unmarshal(in.SpatialIndexes, &spatial)
+	for _, sp := range spatial {
+		if r, err := parsePath(sp.Path); err == nil {
+			p.spatial = append(p.spatial, r.segs)
+		}
+	}
+	p.mode, p.included, p.excluded = mode, inc, exc
+	p.seal()
+	return p, nil
+}
+
+// seal writes p's canonical form and fingerprint from what decides its
+// entries. A policy without computed properties has the canonical form
+// it had before Ebb had them, so its fingerprint did not change.
+func (p *Policy) seal() {
 	canon := struct {
 		Mode       string            `json:"indexingMode"`
 		Included   []pathText        `json:"includedPaths"`
 		Excluded   []pathText        `json:"excludedPaths"`
 		Composites [][]compositePath `json:"compositeIndexes,omitempty"`
-	}{Mode: mode, Included: []pathText{}, Excluded: []pathText{}}
+		Computed   []computedText    `json:"computedProperties,omitempty"`
+	}{Mode: p.mode, Included: []pathText{}, Excluded: []pathText{}, Computed: p.computedCanon()}
 	for _, ci := range p.composites {
 		canon.Composites = append(canon.Composites, ci.canonical())
 	}
-	for _, s := range inc {
+	for _, s := range p.included {
 		canon.Included = append(canon.Included, pathText{s})
 	}
-	for _, s := range exc {
+	for _, s := range p.excluded {
 		canon.Excluded = append(canon.Excluded, pathText{s})
 	}
 	p.canon, _ = json.Marshal(canon)
 	h := fnv.New64a()
 	h.Write(p.canon)
 	p.fp = h.Sum64()
-	return p, nil
 }
 
 // etagExclusion is the system exclusion the service adds to every
@@ -573,7 +632,7 @@ func compiledPolicy(canon []byte, fp uint64) (*Policy, error) {
 	if p, ok := policyCache.Load(fp); ok {
 		return p.(*Policy), nil
 	}
-	p, err := ParsePolicy(canon)
+	p, err := compileCanonical(canon)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func SourceFor(ctx context.Context, q Query, plan *query.Plan, fp uint64) (ix *S
 	if len(hints) == 0 {
 		return nil, nil, nil
 	}
-	st, pol, err := readyIndex(ctx, q, fp)
+	st, pol, err := readyIndex(ctx, q, plan, fp)
 	if pol == nil {
 		return nil, nil, err
 	}
@@ -79,9 +79,10 @@ func SourceFor(ctx context.Context, q Query, plan *query.Plan, fp uint64) (ix *S
 }
 
 // readyIndex returns the index state and policy of q's container when
-// its index is ready (and, if fp is non-zero, follows policy fp); pol is
-// nil when no index can serve a query now.
-func readyIndex(ctx context.Context, q Query, fp uint64) (st State, pol *Policy, err error) {
+// its index is ready (and, if fp is non-zero, follows policy fp) and
+// indexes the computed properties plan was bound with; pol is nil when
+// no index can serve plan now.
+func readyIndex(ctx context.Context, q Query, plan *query.Plan, fp uint64) (st State, pol *Policy, err error) {
 	v, err := q.Store.Get(ctx, keyspace.IndexStateKey(q.Target.RID))
 	if errors.Is(err, storage.ErrNotFound) {
 		return st, nil, nil
@@ -93,8 +94,10 @@ func readyIndex(ctx context.Context, q Query, fp uint64) (st State, pol *Policy,
 	if err != nil || st.building || (fp != 0 && st.fp != fp) {
 		return st, nil, err
 	}
-	pol, err = st.compiled(q.Target)
-	return st, pol, err
+	if pol, err = st.compiled(q.Target); err != nil || !pol.ServesComputed(plan.Computed()) {
+		return st, nil, err
+	}
+	return st, pol, nil
 }
 
 // newSource returns an index source over q's scope, without a plan.

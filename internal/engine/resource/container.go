@@ -10,6 +10,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/unique"
+	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
 
@@ -25,6 +26,9 @@ type ContainerSpec struct {
 	Retention int64
 	// Unique is the uniqueKeyPolicy.
 	Unique unique.Policy
+	// Computed are the computedProperties (nil: none); Index is compiled
+	// with them.
+	Computed *query.Computed
 }
 
 // DefaultPartitionKey is what the JS SDK sends for a container created
@@ -53,7 +57,13 @@ func ParseContainerSpec(body []byte, ms []document.Member) (ContainerSpec, error
 	if spec.TTL, err = ttl.ParseDefault(document.Lookup(ms, "defaultTtl")); err != nil {
 		return spec, dberr.BadRequest("%s", err.Error())
 	}
+	if spec.Computed, err = parseComputed(document.Lookup(ms, "computedProperties")); err != nil {
+		return spec, err
+	}
 	if spec.Index, err = index.ParsePolicy(document.Lookup(ms, "indexingPolicy")); err != nil {
+		return spec, err
+	}
+	if spec.Index, err = spec.Index.WithComputed(spec.Computed); err != nil {
 		return spec, err
 	}
 	spec.IndexingNone = spec.Index.None()
