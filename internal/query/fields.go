@@ -1,5 +1,25 @@
 package query
 
+// noDocSlot is docRef's slot when the first source is not the item.
+const noDocSlot = -2
+
+// docRef returns a test for an expression that is the outermost
+// statement's item (the root, or the alias of FROM c), and that alias's
+// slot (noDocSlot when the first source is not the container itself).
+// REQUIRES: s has a FROM.
+func docRef(s *SelectStmt) (isDoc func(Expr) bool, slot int) {
+	slot = noDocSlot
+	if src0 := s.From[0]; !src0.In {
+		if id, ok := src0.Expr.(*IdentExpr); ok && id.slot == rootSlot {
+			slot = src0.slot
+		}
+	}
+	return func(e Expr) bool {
+		id, ok := e.(*IdentExpr)
+		return ok && (id.slot == rootSlot || id.slot == slot)
+	}, slot
+}
+
 // docFields works out which top-level members of the document the
 // outermost statement reads. It returns whole = true if the query uses the
 // document as a value (SELECT c, DocumentId(c), c[@p], a non-raw SELECT *),
@@ -8,17 +28,9 @@ func docFields(s *SelectStmt) (fields []string, whole bool) {
 	if len(s.From) == 0 {
 		return nil, false
 	}
-	docSlot := -2
-	src0 := s.From[0]
-	if id, ok := src0.Expr.(*IdentExpr); ok && id.slot == rootSlot && !src0.In {
-		docSlot = src0.slot
-		if s.Star && !s.rawStar {
-			return nil, true
-		}
-	}
-	isDoc := func(e Expr) bool {
-		id, ok := e.(*IdentExpr)
-		return ok && (id.slot == rootSlot || id.slot == docSlot)
+	isDoc, docSlot := docRef(s)
+	if docSlot != noDocSlot && s.Star && !s.rawStar {
+		return nil, true
 	}
 	add := func(name string) {
 		for _, f := range fields {
@@ -62,7 +74,7 @@ func docFields(s *SelectStmt) (fields []string, whole bool) {
 	}
 	visitStmt = func(st *SelectStmt, outer bool) {
 		from := 0
-		if outer && docSlot != -2 {
+		if outer && docSlot != noDocSlot {
 			from = 1 // not FROM c itself
 		}
 		walkStmtFrom(st, from, visit)
@@ -86,15 +98,7 @@ func markDocRefs(s *SelectStmt) (names []string, dynamic bool) {
 	if len(s.From) == 0 {
 		return nil, false
 	}
-	docSlot := -2
-	src0 := s.From[0]
-	if id, ok := src0.Expr.(*IdentExpr); ok && id.slot == rootSlot && !src0.In {
-		docSlot = src0.slot
-	}
-	isDoc := func(e Expr) bool {
-		id, ok := e.(*IdentExpr)
-		return ok && (id.slot == rootSlot || id.slot == docSlot)
-	}
+	isDoc, _ := docRef(s)
 	var visitStmt func(st *SelectStmt)
 	visit := func(e Expr) bool {
 		switch x := e.(type) {
