@@ -101,7 +101,7 @@ func TestComputedProperties(t *testing.T) {
 			checkConsistent(t, e)
 			return out.String()
 		case "query":
-			req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(string(body)), MaxItemCount: 3, CrossPartition: true}
+			req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(string(body)), MaxItemCount: 3, CrossPartition: true, RangeID: "0"}
 			first, err := e.QueryItems(ctx, req)
 			if err != nil {
 				return status(err, "")
@@ -186,7 +186,7 @@ func TestComputedStaleCatalog(t *testing.T) {
 	replaceContainer(t, e, def("SELECT VALUE c.name FROM c"))
 	waitUntil(t, "the rebuild", func() bool { return indexReady(t, e, "c") })
 
-	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`), CrossPartition: true}
+	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`), CrossPartition: true, RangeID: "0"}
 	plan, err := compile(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`, nil, stale.computed)
 	if err != nil {
 		t.Fatal(err)
