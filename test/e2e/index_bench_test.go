@@ -58,11 +58,12 @@ func startQueryBench(b *testing.B) *queryBench {
 		defer cancel()
 		srv.Shutdown(ctx)
 	})
-	client, closeIdle, err := bench.NewClient(srv.URL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(closeIdle)
+	// The suite's client, whose planCtx queries go to the partition key
+	// range as a plan-aware SDK sends them (the cross-partition ORDER BY
+	// benchmark needs it; see planAwareKey).
+	transport := insecureTransport()
+	b.Cleanup(transport.CloseIdleConnections)
+	client := newClient(b, srv.URL, transport)
 	if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
 		b.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func (qb *queryBench) load(b *testing.B, coll string, n int, doc func(i int) str
 func drain(b *testing.B, c *azcosmos.ContainerClient, q string, pk azcosmos.PartitionKey, opts *azcosmos.QueryOptions) (rows int, server time.Duration) {
 	pager := c.NewQueryItemsPager(q, pk, opts)
 	for pager.More() {
-		page, err := pager.NextPage(context.Background())
+		page, err := pager.NextPage(context.WithValue(context.Background(), planAwareKey{}, true))
 		if err != nil {
 			b.Fatal(err)
 		}
