@@ -388,7 +388,18 @@ func cosmosMessage(msg, activity, uri string) string {
 
 // readBody reads a request body of at most limit bytes.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body := http.MaxBytesReader(w, r.Body, limit)
+	// With a Content-Length (the SDKs always send one) the body is read
+	// into one buffer of its size, rather than grown by io.ReadAll's
+	// doublings; net/http ends the body there and reports a short one.
+	if n := r.ContentLength; n >= 0 && n <= limit {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(body)
 }
 
 // bodyLimit caps request bodies: a maximal document plus headroom for
