@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -49,6 +50,12 @@ type QueryResult struct {
 
 // readFeedQuery is what a read feed is: every visible item in key order.
 const readFeedQuery = "SELECT * FROM c"
+
+// readFeedPlan is readFeedQuery compiled once: a read feed page never
+// parses. One plan may serve concurrent pages because this query calls
+// no function and matches no pattern, the only evaluations that cache
+// in the syntax tree.
+var readFeedPlan = sync.OnceValues(func() (*query.Plan, error) { return compile(readFeedQuery, nil, nil) })
 
 // queryRequestBody is the body of a query: {"query": "...", "parameters":
 // [{"name","value"}]}.
@@ -355,7 +362,7 @@ func (e *Engine) ReadFeed(ctx context.Context, req QueryRequest) (QueryResult, e
 		return QueryResult{}, err
 	}
 	// A feed returns the items as stored: no computed property.
-	plan, err := compile(readFeedQuery, nil, nil)
+	plan, err := readFeedPlan()
 	if err != nil {
 		return QueryResult{}, err
 	}
