@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -43,10 +42,7 @@ func runBench(args []string) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // main answers flag.ErrHelp with status 0
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected arguments %q", fs.Args())
@@ -98,10 +94,7 @@ func runTTLBench(args []string) error {
 	tempDir := fs.String("temp-dir", "", "directory for the servers' data (default: the system temporary directory)")
 	store := fs.String("store", "", "run the storm alone on this postgres:// database (an empty one) instead of durable Pebble")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // main answers flag.ErrHelp with status 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -129,10 +122,7 @@ func runClusterBench(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs")
 	tempDir := fs.String("temp-dir", "", "directory for the Pebble run's data")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // main answers flag.ErrHelp with status 0
 	}
 	if *store == "" {
 		return fmt.Errorf("bench cluster: --store postgres://… is required")
@@ -158,10 +148,7 @@ func runRunawayBench(args []string) error {
 	tempDir := fs.String("temp-dir", "", "directory for Ebb's data (default: the system temporary directory)")
 	budget := fs.Duration("query-page-budget", engine.DefaultQueryPageBudget, "the server's query page budget")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // main answers flag.ErrHelp with status 0
 	}
 	if *budget <= 0 {
 		return fmt.Errorf("--query-page-budget must be positive; got %v", *budget)

@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -27,10 +28,42 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(os.Args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		// -h and --help asked for the usage, which the flag set printed.
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "ebb:", err)
 		os.Exit(1)
 	}
+}
+
+// usage prints how to run ebb: the subcommands, and every flag with the
+// environment variable that sets it too.
+func usage(fs *flag.FlagSet) func() {
+	return func() {
+		w := fs.Output()
+		fmt.Fprint(w, `Usage:
+  ebb [flags]                    serve the Cosmos DB API (https://localhost:8081/, data in ./ebb-data)
+  ebb bench [flags]              measure Ebb against a ceiling stub (ebb bench --help)
+  ebb bench ttl|cluster|runaway  the TTL, several-node and runaway-query workloads (each with --help)
+
+Flags (each may also be set by the environment variable shown):
+`)
+		fs.VisitAll(func(f *flag.Flag) {
+			name, help := flag.UnquoteUsage(f)
+			fmt.Fprintf(w, "  --%s %s\t(%s)\n    \t%s", f.Name, name, envName(f.Name), help)
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(w)
+		})
+	}
+}
+
+// envName is the environment variable that sets flag name.
+func envName(name string) string {
+	return "EBB_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 func run(args []string) error {
@@ -67,9 +100,9 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.Timeouts.Idle, "idle-timeout", server.DefaultTimeouts.Idle, "longest a kept-alive connection may wait for its next request")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "most connections each listener holds open at once; more wait to be accepted")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = usage(fs)
 	fs.VisitAll(func(f *flag.Flag) {
-		env := "EBB_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok {
+		if v, ok := os.LookupEnv(envName(f.Name)); ok {
 			f.Value.Set(v)
 			f.DefValue = v
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"strings"
 	"testing"
 )
@@ -22,6 +24,16 @@ func TestLimitFlagsPositive(t *testing.T) {
 		err := run(append([]string{"--memory"}, tt.args...))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ebb %s: got %v, want an error saying %q", strings.Join(tt.args, " "), err, tt.want)
+		}
+	}
+}
+
+// TestHelp: --help (and -h) is a request for the usage, which main
+// answers with status 0, for ebb and its bench subcommands alike.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"bench", "--help"}, {"bench", "ttl", "--help"}} {
+		if err := run(args); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("ebb %s: %v, want flag.ErrHelp", strings.Join(args, " "), err)
 		}
 	}
 }
