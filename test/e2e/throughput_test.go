@@ -35,12 +35,15 @@ func TestEnforcedThroughput(t *testing.T) {
 	if throttled == 0 || retryAfter == "" {
 		t.Fatalf("200 writes of 4 KB (about 23 RU each) against 400 RU/s: %d answered 429 (retry after %q), want some with a retry-after", throttled, retryAfter)
 	}
-	// A client that retries 429s as often as the Cosmos SDKs' throttle
-	// policies do (azcore's default of three is for transient errors).
+	// A client that retries 429s as the Cosmos SDKs' throttle policies do:
+	// until a total wait of about 30 s (.NET's MaxRetryWaitTimeOnRateLimitedRequests),
+	// here up to 20 times (azcore's default of three is for transient
+	// errors). On a loaded machine a retry can arrive before the bucket
+	// has refilled, so nine were sometimes too few.
 	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
 	client, err := azcosmos.NewClientWithKey(e.srv.URL, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Transport: insecureTransport(),
-		Retry:     policy.RetryOptions{MaxRetries: 9, MaxRetryDelay: 5 * time.Second},
+		Retry:     policy.RetryOptions{MaxRetries: 20, MaxRetryDelay: 5 * time.Second},
 	}})
 	if err != nil {
 		t.Fatal(err)
