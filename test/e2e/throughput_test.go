@@ -38,8 +38,7 @@ func TestEnforcedThroughput(t *testing.T) {
 	// A client that retries 429s as the Cosmos SDKs' throttle policies do:
 	// until a total wait of about 30 s (.NET's MaxRetryWaitTimeOnRateLimitedRequests),
 	// here up to 20 times (azcore's default of three is for transient
-	// errors). On a loaded machine a retry can arrive before the bucket
-	// has refilled, so nine were sometimes too few.
+	// errors). On a loaded machine nine were once too few.
 	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
 	client, err := azcosmos.NewClientWithKey(e.srv.URL, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Transport: insecureTransport(),
