@@ -378,15 +378,8 @@ func (d *pkDeleter) drain(c *container, pkEnc []byte, del pkDelete) error {
 // pace waits, on the real clock, as long as units take at the deleter's
 // share of c's offer; a container that no offer pays for is not paced.
 func (d *pkDeleter) pace(c *container, units float64) error {
-	cat := d.e.catalogSnapshot()
-	id := c.offerID
-	if id == "" {
-		if db, ok := cat.dbs[c.dbID]; ok {
-			id = db.offerID
-		}
-	}
 	var wait time.Duration
-	if o, ok := cat.offers[id]; ok && o.ru > 0 {
+	if o := d.e.catalogSnapshot().offerFor(c); o != nil {
 		wait = time.Duration(units / (pkDeleteShare * o.ru) * float64(time.Second))
 	}
 	ch, cancel := d.e.real.After(wait)

@@ -22,6 +22,16 @@ func (e *Engine) bucketFor(c *container) *throughput.Bucket {
 
 // bucketIn is bucketFor with the catalog the caller already holds.
 func (e *Engine) bucketIn(cat *catalog, c *container) *throughput.Bucket {
+	o := cat.offerFor(c)
+	if o == nil {
+		return nil
+	}
+	return e.buckets.For(o.id, o.ru, e.real.Elapsed())
+}
+
+// offerFor returns the offer that pays for container c (its own, else its
+// database's shared one), or nil when none does.
+func (cat *catalog) offerFor(c *container) *offer {
 	id := c.offerID
 	if id == "" {
 		if db, ok := cat.dbs[c.dbID]; ok {
@@ -32,7 +42,7 @@ func (e *Engine) bucketIn(cat *catalog, c *container) *throughput.Bucket {
 	if id == "" || !ok || o.ru <= 0 {
 		return nil
 	}
-	return e.buckets.For(id, o.ru, e.real.Elapsed())
+	return o
 }
 
 // Admit checks, before a request on container dbID/collID runs, that its
