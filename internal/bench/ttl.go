@@ -114,6 +114,10 @@ type countingReader struct {
 }
 
 func (r countingReader) Get(k []byte) ([]byte, error) { r.ops.Add(1); return r.Reader.Get(k) }
+func (r countingReader) GetMany(ks [][]byte, found func(int, []byte) error) error {
+	r.ops.Add(int64(len(ks)))
+	return r.Reader.GetMany(ks, found)
+}
 func (r countingReader) Scan(a, b []byte, rev bool) storage.Iterator {
 	return countingIter{r.Reader.Scan(a, b, rev), r.ops}
 }
@@ -126,6 +130,9 @@ type countingWriter struct {
 }
 
 func (w countingWriter) Get(k []byte) ([]byte, error) { return w.countingReader.Get(k) }
+func (w countingWriter) GetMany(ks [][]byte, found func(int, []byte) error) error {
+	return w.countingReader.GetMany(ks, found)
+}
 func (w countingWriter) Scan(a, b []byte, rev bool) storage.Iterator {
 	return w.countingReader.Scan(a, b, rev)
 }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
@@ -30,6 +32,7 @@ func newPurger(e *Engine) *purger.Purger {
 		Metrics:   e.metrics,
 		Log:       e.log,
 		OnPurge:   e.onPurge,
+		Busy:      e.fg.busy,
 	})
 }
 
@@ -144,39 +147,59 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 	// expired.
 	err = h.e.updateItemsAt(context.Background(), c, time.Unix(now, 0), func(t *itemTx) error {
 		r.Units, r.Expiries = 0, r.Expiries[:0] // fn may run again after a conflict
-		for _, d := range due {
-			old, purged, err := t.purge(d)
-			if err != nil {
-				return err
-			}
-			if purged {
-				r.Units += throughput.Write(len(old.doc))
-				at, _ := ttl.ExpireAt(old.h.Ts, old.h.TTL, c.ttl)
-				r.Expiries = append(r.Expiries, at)
-			}
-		}
-		return nil
+		return t.purge(due, func(old storedItem) {
+			r.Units += throughput.Write(len(old.doc))
+			at, _ := ttl.ExpireAt(old.h.Ts, old.h.TTL, c.ttl)
+			r.Expiries = append(r.Expiries, at)
+		})
 	})
 	return r, err
 }
 
-// purge deletes the item an expiry entry names if it is still stored and
-// expired at the transaction's instant, and returns it.
-func (t *itemTx) purge(d expiry.Due) (storedItem, bool, error) {
-	key := keyspace.DocKey(t.c.rid, d.PK, d.ID)
-	old, exists, err := t.items.lookup(key)
-	switch {
-	case err != nil:
-		return storedItem{}, false, err
-	case old.doc == nil:
-		// An entry without its item cannot happen by construction;
-		// dropping it keeps a bad entry from waking the purger forever.
-		return storedItem{}, false, t.w.Delete(d.Key)
-	case exists:
-		return storedItem{}, false, nil // rewritten since the scan
+// purge deletes the items that the expiry entries due name if they are
+// still stored and expired at the transaction's instant, and calls purged
+// with each. It reads the items together, in key order: in a storm of
+// expiries a read per item cost more than the deletes.
+func (t *itemTx) purge(due []expiry.Due, purged func(old storedItem)) error {
+	order := make([]int, len(due))
+	keys := make([][]byte, len(due))
+	for i, d := range due {
+		order[i] = i
+		keys[i] = keyspace.DocKey(t.c.rid, d.PK, d.ID)
 	}
-	v := itemVersion{key: key, pkEnc: d.PK, id: d.ID, storedItem: old}
-	return old, true, removeItem(t.w, t.c, &t.st, t.now, t.logged, v, true)
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	sorted := make([][]byte, len(due))
+	for j, i := range order {
+		sorted[j] = keys[i]
+	}
+	olds := make([]storedItem, len(due))
+	expired := make([]bool, len(due))
+	err := t.items.lookupMany(sorted, func(j int, old storedItem, visible bool) {
+		olds[order[j]], expired[order[j]] = old, !visible
+	})
+	if err != nil {
+		return err
+	}
+	for i, d := range due {
+		old := olds[i]
+		switch {
+		case old.doc == nil:
+			// An entry without its item cannot happen by construction;
+			// dropping it keeps a bad entry from waking the purger forever.
+			if err := t.w.Delete(d.Key); err != nil {
+				return err
+			}
+			continue
+		case !expired[i]:
+			continue // rewritten since the scan
+		}
+		v := itemVersion{key: keys[i], pkEnc: d.PK, id: d.ID, storedItem: old}
+		if err := removeItem(t.w, t.c, &t.st, t.now, t.logged, v, true); err != nil {
+			return err
+		}
+		purged(old)
+	}
+	return nil
 }
 
 // expiryIndex is c's expiry index (package expiry).

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -63,6 +64,21 @@ func (ir itemReader) lookup(key []byte) (it storedItem, visible bool, err error)
 	return storedItem{doc: doc, h: h}, ir.visibleAt(key, h), nil
 }
 
+// lookupMany is lookup of many keys, sorted ascending, read together:
+// it calls found with the index in keys of each key that has a version
+// stored, that version (the caller may keep it) and whether it is
+// visible. Keys with nothing stored are skipped.
+func (ir itemReader) lookupMany(keys [][]byte, found func(i int, it storedItem, visible bool)) error {
+	return ir.r.GetMany(keys, func(i int, v []byte) error {
+		h, doc, err := document.DecodeItem(v)
+		if err != nil {
+			return err
+		}
+		found(i, storedItem{doc: bytes.Clone(doc), h: h}, ir.visibleAt(keys[i], h))
+		return nil
+	})
+}
+
 // get returns the item at key if it is visible.
 func (ir itemReader) get(key []byte) (storedItem, bool, error) {
 	it, visible, err := ir.lookup(key)
@@ -119,6 +135,24 @@ type storeReader struct {
 }
 
 func (s storeReader) Get(key []byte) ([]byte, error) { return s.store.Get(s.ctx, key) }
+
+// GetMany reads each key on its own: a lone reader has no snapshot to
+// read them together in.
+func (s storeReader) GetMany(keys [][]byte, found func(i int, value []byte) error) error {
+	for i, k := range keys {
+		v, err := s.Get(k)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err == nil {
+			err = found(i, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (s storeReader) Scan(start, end []byte, reverse bool) storage.Iterator {
 	return errIterator{errors.New("engine: a point reader cannot scan")}

@@ -235,6 +235,38 @@ func (r *reader) Get(key []byte) ([]byte, error) {
 	return out, nil
 }
 
+// GetMany implements storage.Reader with one iterator that seeks from
+// key to key: sorted seeks reuse the blocks and positions of the last one
+// (Pebble's try-seek-using-next), where a Get per key would set up an
+// iterator on every level each time.
+func (r *reader) GetMany(keys [][]byte, found func(i int, value []byte) error) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	upper := append(bytes.Clone(keys[len(keys)-1]), 0)
+	it, err := r.r.NewIter(&pebble.IterOptions{LowerBound: emptyToNil(keys[0]), UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if !it.SeekGE(k) {
+			break // nothing at or after k: the rest are absent
+		}
+		if !bytes.Equal(it.Key(), k) {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err == nil {
+			err = found(i, v)
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Error(), it.Close())
+}
+
 func (r *reader) Scan(start, end []byte, reverse bool) storage.Iterator {
 	if end != nil && bytes.Compare(start, end) >= 0 {
 		// Nothing to iterate, and Pebble's internal iterators assume

@@ -16,6 +16,7 @@ import (
 // empty ones, because pgx encodes a nil []byte as NULL.
 const (
 	sqlGet         = `SELECT value FROM ebb_kv WHERE key = $1`
+	sqlGetMany     = `SELECT key, value FROM ebb_kv WHERE key = ANY($1::bytea[]) ORDER BY key`
 	sqlScanAsc     = `SELECT key, value FROM ebb_kv WHERE key >= $1 AND key < $2 ORDER BY key LIMIT $3`
 	sqlScanAscAll  = `SELECT key, value FROM ebb_kv WHERE key >= $1 ORDER BY key LIMIT $2`
 	sqlScanDesc    = `SELECT key, value FROM ebb_kv WHERE key >= $1 AND key < $2 ORDER BY key DESC LIMIT $3`
@@ -88,6 +89,41 @@ func (t *txn) Get(key []byte) ([]byte, error) {
 		return nil, storage.ErrNotFound
 	}
 	return nonNil(value), nil
+}
+
+// GetMany implements storage.Reader in one round trip.
+func (t *txn) GetMany(keys [][]byte, found func(i int, value []byte) error) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	type row struct{ key, value []byte }
+	var rows []row
+	err := t.roundTrip(sqlGetMany, []any{keys}, func(rs pgx.Rows) error {
+		for rs.Next() {
+			var r row
+			if err := rs.Scan(&r.key, &r.value); err != nil {
+				return err
+			}
+			rows = append(rows, r)
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		return err
+	}
+	// Both lists are sorted: walk them together.
+	i := 0
+	for _, r := range rows {
+		for i < len(keys) && bytes.Compare(keys[i], r.key) < 0 {
+			i++
+		}
+		for ; i < len(keys) && bytes.Equal(keys[i], r.key); i++ {
+			if err := found(i, nonNil(r.value)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Scan implements storage.Reader.
