@@ -91,6 +91,8 @@ type Engine struct {
 	cat *catalog
 
 	purger *purger.Purger
+	// fg is the requests being served, which the purger gives way to.
+	fg *foreground
 	// trimmer trims the change logs by their retention (package feed).
 	trimmer *feed.Trimmer
 	// indexer builds indexes after policy changes (indexbuild.go).
@@ -198,6 +200,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	if err := e.ensureIndexStates(ctx); err != nil {
 		return nil, err
 	}
+	e.fg = newForeground(e.real)
 	e.purger = newPurger(e)
 	if !opts.DisablePurger {
 		e.purger.Start()

@@ -188,6 +188,10 @@ func serve(h http.Handler) handler {
 func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := g.opts.WallClock.Elapsed()
+		if g.eng != nil { // nil in tests of the wrapper alone
+			g.eng.RequestStarted()
+			defer g.eng.RequestDone()
+		}
 		w := &recorder{ResponseWriter: rw}
 		activity := r.Header.Get("x-ms-activity-id")
 		if activity == "" {

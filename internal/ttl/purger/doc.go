@@ -61,6 +61,18 @@
 // and oldest-unpurged gauges are set from Host.CountDue meanwhile. A
 // container without an offer is not throttled.
 //
+// # Foreground first
+//
+// Throughput budgets are per container, but every container shares the
+// machine's cores. While the engine serves requests (Config.Busy), the
+// purger takes batches of at most 64 items and pauses after each for as
+// long as it took, at least a millisecond: it then uses at most about
+// half of one core, in bursts of a millisecond or two, so a request never
+// waits for a core behind it. On a machine with two cores, a purge (and
+// the compactions its deletes cause) that keeps both busy would otherwise
+// hold a request up to the scheduler's 10 ms time slice. With no
+// requests it purges at full speed.
+//
 // # Cursors
 //
 // Per container the purger keeps a Cursor, opaque to it: the host's

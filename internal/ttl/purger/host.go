@@ -105,4 +105,8 @@ type Config struct {
 	// OnPurge, if set, is told each purged item's lag (purge time minus
 	// expiry time); benchmarks use it for exact percentiles.
 	OnPurge func(lag time.Duration)
+	// Busy, if set, reports that foreground requests are being served:
+	// the purger then pauses after each batch for as long as the batch
+	// took, so that it never takes more than half a core from them.
+	Busy func() bool
 }

@@ -59,9 +59,17 @@ func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (
 			}
 			limit = max(1, min(maxBatch, int(allow/p.cfg.ItemUnits)))
 		}
+		busy := p.cfg.Busy != nil && p.cfg.Busy()
+		if busy {
+			limit = min(limit, busyBatch)
+		}
+		t0 := p.cfg.Real.Elapsed()
 		r, err := p.host.PurgeBatch(c, p.cursor(c), now, limit)
 		if err != nil {
 			return 0, err
+		}
+		if busy {
+			p.pause(max(p.cfg.Real.Elapsed()-t0, minBusyPause))
 		}
 		if r.Read == 0 {
 			m.TTLBacklog.WithLabelValues(label).Set(0)
@@ -104,4 +112,24 @@ func (p *Purger) record(c ContainerID, label string, r PurgeResult) {
 	}
 	m.TTLPurged.WithLabelValues(label).Add(float64(len(r.Expiries)))
 	m.TTLPurgeUnits.WithLabelValues(label).Add(r.Units)
+}
+
+// While foreground requests are being served (Config.Busy), a batch is
+// at most busyBatch items and is followed by a pause as long as it took,
+// and at least minBusyPause: the purge then takes at most about half of
+// the time of a core, in short bursts, and the core it leaves free is
+// what keeps requests from waiting for one.
+const (
+	busyBatch    = 64
+	minBusyPause = time.Millisecond
+)
+
+// pause parks the loop for d on the real clock, or until Stop.
+func (p *Purger) pause(d time.Duration) {
+	tick, cancel := p.cfg.Real.After(d)
+	defer cancel()
+	select {
+	case <-tick:
+	case <-p.stopped:
+	}
 }

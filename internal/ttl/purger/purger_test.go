@@ -1,6 +1,8 @@
 package purger
 
 import (
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -136,5 +138,40 @@ func TestTTLOffIsNotPurged(t *testing.T) {
 	r.p.Stop()
 	if n := r.h.count("PurgeBatch") + r.h.count("HoldLease"); n != 0 {
 		t.Fatalf("%d lease or batch calls on a container with TTL off", n)
+	}
+}
+
+// TestGivesWayToForeground: while foreground requests are served, the
+// purger purges in small batches and pauses on the real clock after
+// each; once they stop, it purges the rest at full size.
+func TestGivesWayToForeground(t *testing.T) {
+	r := newRig(t)
+	var busy atomic.Bool
+	busy.Store(true)
+	r.p.cfg.Busy = busy.Load
+	a := ContainerID{1}
+	due := make([]int64, 3*busyBatch+maxBatch)
+	for i := range due {
+		due[i] = s0 + 1
+	}
+	r.h.add(a, due...)
+	r.startAndSettle(t, 1)
+
+	r.clk.Advance(time.Second)
+	waitUntil(t, "the first batch", func() bool { return len(r.h.batchCalls()) == 1 })
+	if n := len(r.h.batchCalls()); n != 1 {
+		t.Fatalf("%d batches before the real clock moved, want 1: the purger pauses after each", n)
+	}
+	r.real.Advance(minBusyPause)
+	waitUntil(t, "the second batch", func() bool { return len(r.h.batchCalls()) == 2 })
+	busy.Store(false)
+	r.real.Advance(minBusyPause)
+	waitUntil(t, "the rest", func() bool { return r.h.stored(a) == 0 })
+	var limits []int
+	for _, c := range r.h.batchCalls() {
+		limits = append(limits, c.limit)
+	}
+	if want := []int{busyBatch, busyBatch, maxBatch, maxBatch}; !slices.Equal(limits, want) {
+		t.Fatalf("batch limits %v, want %v", limits, want)
 	}
 }
