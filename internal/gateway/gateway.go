@@ -152,7 +152,7 @@ func (g *Gateway) Handler() http.Handler {
 		mux.Handle("/_explorer/", g.opts.Explorer)
 	}
 	open("/", g.unknownPath)
-	return foldTrailingSlash(mux)
+	return withGrownStack(foldTrailingSlash(mux))
 }
 
 // foldTrailingSlash routes "/dbs/x/" like "/dbs/x": the SDKs address some
