@@ -47,6 +47,10 @@ func usage(fs *flag.FlagSet) func() {
   ebb [flags]                    serve the Cosmos DB API (https://localhost:8081/, data in ./ebb-data)
   ebb bench [flags]              measure Ebb against a ceiling stub (ebb bench --help)
   ebb bench ttl|cluster|runaway  the TTL, several-node and runaway-query workloads (each with --help)
+  ebb clock [advance D|set T]    show or move a --clock-control server's clock
+  ebb ttl status DB/CONTAINER    a container's TTL settings, purge backlog and upcoming expiries
+  ebb ls                         databases and containers with item counts and TTL settings
+                                 (the last three sign for you: --endpoint, --key, --json; each with --help)
 
 Flags (each may also be set by the environment variable shown):
 `)
@@ -69,6 +73,11 @@ func envName(name string) string {
 func run(args []string) error {
 	if len(args) > 0 && args[0] == "bench" {
 		return runBench(args[1:])
+	}
+	if len(args) > 0 {
+		if cmd, ok := adminCommands[args[0]]; ok {
+			return cmd(args[1:], os.Stdout)
+		}
 	}
 	fs := flag.NewFlagSet("ebb", flag.ContinueOnError)
 	var cfg server.Config

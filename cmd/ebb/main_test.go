@@ -31,7 +31,7 @@ func TestLimitFlagsPositive(t *testing.T) {
 // TestHelp: --help (and -h) is a request for the usage, which main
 // answers with status 0, for ebb and its bench subcommands alike.
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"-h"}, {"bench", "--help"}, {"bench", "ttl", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"bench", "--help"}, {"bench", "ttl", "--help"}, {"clock", "--help"}, {"ttl", "--help"}, {"ls", "-h"}} {
 		if err := run(args); !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("ebb %s: %v, want flag.ErrHelp", strings.Join(args, " "), err)
 		}

@@ -1,0 +1,471 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/auth"
+)
+
+// The admin commands talk to a running Ebb over its API and sign each
+// request with the key, so that nobody has to write a signing script to
+// move the clock or look at TTL.
+
+// adminCommands are the subcommands that talk to a running server.
+var adminCommands = map[string]func(args []string, out io.Writer) error{
+	"clock": runClock,
+	"ttl":   runTTL,
+	"ls":    runLs,
+}
+
+// adminClient sends signed requests to one server.
+type adminClient struct {
+	endpoint *url.URL
+	signer   *auth.Verifier
+	http     *http.Client
+	json     bool
+}
+
+// adminFlags declares the flags every admin command takes and returns a
+// function that makes the client once they are parsed.
+func adminFlags(fs *flag.FlagSet) func() (*adminClient, error) {
+	endpoint := fs.String("endpoint", envOr("EBB_ENDPOINT", "https://localhost:8081/"), "the server's endpoint (EBB_ENDPOINT)")
+	key := fs.String("key", envOr("EBB_KEY", auth.EmulatorKey), "master key; the default is the emulator's well-known key (EBB_KEY)")
+	caCert := fs.String("ca-cert", "", "PEM certificate to trust for the endpoint; a loopback endpoint's certificate is not checked, as with the emulator's")
+	asJSON := fs.Bool("json", false, "print JSON instead of text for people")
+	return func() (*adminClient, error) {
+		u, err := url.Parse(*endpoint)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("--endpoint must be an http:// or https:// URL such as https://localhost:8081/; got %q", *endpoint)
+		}
+		signer, err := auth.NewVerifier(*key)
+		if err != nil {
+			return nil, fmt.Errorf("--key: %w", err)
+		}
+		tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+		switch {
+		case *caCert != "":
+			pem, err := os.ReadFile(*caCert)
+			if err != nil {
+				return nil, fmt.Errorf("--ca-cert: %w", err)
+			}
+			tlsConfig.RootCAs = x509.NewCertPool()
+			if !tlsConfig.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--ca-cert: %s holds no PEM certificate", *caCert)
+			}
+		case isLoopback(u.Hostname()):
+			// A local Ebb serves a self-signed certificate that the user
+			// may not have trusted yet; nobody else can answer on loopback.
+			tlsConfig.InsecureSkipVerify = true
+		}
+		transport := &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true}
+		return &adminClient{endpoint: u, signer: signer, http: &http.Client{Transport: transport, Timeout: time.Minute}, json: *asJSON}, nil
+	}
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// apiError is a non-2xx answer, with the message of the service's error
+// body when it has one.
+type apiError struct {
+	status  int
+	message string
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("the server answered %d: %s", e.status, e.message)
+}
+
+// do sends a signed request for path (escaped, without the endpoint's
+// path) and returns the body of a 2xx answer and its headers.
+func (c *adminClient) do(ctx context.Context, method, path string, body []byte, header http.Header) ([]byte, http.Header, error) {
+	resType, link, err := auth.ResourceOf(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := *c.endpoint
+	u.Path, u.RawPath = "", ""
+	target := strings.TrimSuffix(u.String(), "/") + path
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	date := time.Now().UTC().Format(http.TimeFormat)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("x-ms-version", "2020-07-15")
+	req.Header.Set("authorization", c.signer.Sign(method, resType, link, date))
+	if body != nil && req.Header.Get("content-type") == "" {
+		req.Header.Set("content-type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if c.endpoint.Scheme == "https" && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+			return nil, nil, fmt.Errorf("%w (the server runs with --no-tls: use --endpoint http://%s/)", err, c.endpoint.Host)
+		}
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	// Admin answers are small; a status of a million containers is not.
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(out, &e) != nil || e.Message == "" {
+			e.Message = strings.TrimSpace(string(out))
+		}
+		return nil, nil, &apiError{status: resp.StatusCode, message: e.Message}
+	}
+	return out, resp.Header, nil
+}
+
+// adminFlagSet is a flag set for an admin command with its usage text.
+func adminFlagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("ebb "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n\nflags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseInterspersed parses args with fs, letting flags come before,
+// between or after the positional arguments, which it returns.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// runClock is `ebb clock [advance DURATION | set TIME]`.
+func runClock(args []string, out io.Writer) error {
+	fs := adminFlagSet("clock", `ebb clock [flags]                 show the server's clock
+       ebb clock [flags] advance 90m     move it forward (Go durations, or a number of seconds)
+       ebb clock [flags] set 2027-01-01T00:00:00Z   set it (stepping back holds time still)
+
+The server must run with --clock-control.`)
+	client := adminFlags(fs)
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	var body []byte
+	method := http.MethodGet
+	switch {
+	case len(rest) == 0:
+	case len(rest) == 2 && rest[0] == "advance":
+		d, err := parseAdvance(rest[1])
+		if err != nil {
+			return err
+		}
+		method, body = http.MethodPost, []byte(`{"advanceSeconds":`+strconv.FormatFloat(d.Seconds(), 'f', -1, 64)+`}`)
+	case len(rest) == 2 && rest[0] == "set":
+		if _, err := time.Parse(time.RFC3339Nano, rest[1]); err != nil {
+			return fmt.Errorf("clock set: %q is not an RFC 3339 time such as 2027-01-01T00:00:00Z", rest[1])
+		}
+		set, _ := json.Marshal(map[string]string{"set": rest[1]})
+		method, body = http.MethodPost, set
+	default:
+		fs.Usage()
+		return fmt.Errorf("clock: unexpected arguments %q", rest)
+	}
+	resp, _, err := c.do(context.Background(), method, "/_ebb/clock", body, nil)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+		return errors.New("clock control is off: the server runs on the real clock (start it with --clock-control)")
+	}
+	if err != nil {
+		return err
+	}
+	if c.json {
+		_, err := fmt.Fprintln(out, string(resp))
+		return err
+	}
+	var clk struct {
+		Now   string `json:"now"`
+		Epoch int64  `json:"epochSeconds"`
+	}
+	if err := json.Unmarshal(resp, &clk); err != nil {
+		return fmt.Errorf("clock: unexpected answer %q", resp)
+	}
+	_, err = fmt.Fprintf(out, "%s (epoch second %d)\n", clk.Now, clk.Epoch)
+	return err
+}
+
+// parseAdvance reads a Go duration ("90m", "1h30m") or a number of
+// seconds ("5400").
+func parseAdvance(s string) (time.Duration, error) {
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		if secs < 0 || secs > 9e9 {
+			return 0, fmt.Errorf("clock advance: %s seconds is not between 0 and 9e9", s)
+		}
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("clock advance: %q is neither a duration such as 90m or 1h30m nor a number of seconds", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("clock advance: the clock only moves forward; got %s", s)
+	}
+	return d, nil
+}
+
+// runTTL is `ebb ttl status DB/CONTAINER`.
+func runTTL(args []string, out io.Writer) error {
+	fs := adminFlagSet("ttl", `ebb ttl status [flags] DATABASE/CONTAINER
+
+Shows a container's TTL settings, how many expired items wait for the
+purger, when the next item expires and how many expire soon.`)
+	client := adminFlags(fs)
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 2 || rest[0] != "status" {
+		fs.Usage()
+		return fmt.Errorf("ttl: expected `status DATABASE/CONTAINER`; got %q", rest)
+	}
+	db, coll, ok := strings.Cut(rest[1], "/")
+	if !ok || db == "" || coll == "" || strings.Contains(coll, "/") {
+		return fmt.Errorf("ttl status: name the container as DATABASE/CONTAINER; got %q", rest[1])
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	resp, _, err := c.do(context.Background(), http.MethodGet, "/_ebb/containers/"+url.PathEscape(db)+"/"+url.PathEscape(coll)+"/ttl", nil, nil)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		_, err := fmt.Fprintln(out, string(resp))
+		return err
+	}
+	var st struct {
+		Mode         string   `json:"mode"`
+		DefaultTTL   *int64   `json:"defaultTtl"`
+		Backlog      int      `json:"backlog"`
+		OldestAge    int64    `json:"oldestUnpurgedAgeSeconds"`
+		NextDeadline *string  `json:"nextDeadline"`
+		Capped       bool     `json:"countsCapped"`
+		PurgeLag     *float64 `json:"purgeLagSeconds"`
+		Now          string   `json:"now"`
+		LeaseHolder  string   `json:"leaseHolder"`
+		Upcoming     struct {
+			Minute, Hour, Day, Week int
+		} `json:"upcoming"`
+	}
+	if err := json.Unmarshal(resp, &st); err != nil {
+		return fmt.Errorf("ttl status: unexpected answer %q", resp)
+	}
+	atLeast := ""
+	if st.Capped {
+		atLeast = "at least "
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "container\t%s/%s\n", db, coll)
+	fmt.Fprintf(tw, "ttl\t%s\n", describeTTL(st.DefaultTTL))
+	fmt.Fprintf(tw, "server time\t%s\n", st.Now)
+	fmt.Fprintf(tw, "expired, not yet purged\t%s%d", atLeast, st.Backlog)
+	if st.Backlog > 0 {
+		fmt.Fprintf(tw, " (oldest expired %d s ago)", st.OldestAge)
+	}
+	fmt.Fprintln(tw)
+	next := "none"
+	if st.NextDeadline != nil {
+		next = *st.NextDeadline
+	}
+	fmt.Fprintf(tw, "next expiry\t%s\n", next)
+	fmt.Fprintf(tw, "expiring within\tminute %s%d, hour %s%d, day %s%d, week %s%d\n", atLeast, st.Upcoming.Minute, atLeast, st.Upcoming.Hour, atLeast, st.Upcoming.Day, atLeast, st.Upcoming.Week)
+	if st.PurgeLag != nil {
+		fmt.Fprintf(tw, "latest purge lag\t%.3f s\n", *st.PurgeLag)
+	}
+	if st.LeaseHolder != "" {
+		fmt.Fprintf(tw, "purging node\t%s\n", st.LeaseHolder)
+	}
+	return tw.Flush()
+}
+
+// describeTTL says what a container's defaultTtl means.
+func describeTTL(defaultTTL *int64) string {
+	switch {
+	case defaultTTL == nil:
+		return "off"
+	case *defaultTTL == -1:
+		return "on, no default (items with a ttl expire)"
+	default:
+		return fmt.Sprintf("%d s by default", *defaultTTL)
+	}
+}
+
+// lsEntry is one container in `ebb ls`.
+type lsEntry struct {
+	Database     string   `json:"database"`
+	Container    string   `json:"container"`
+	Items        int64    `json:"items"`
+	DefaultTTL   *int64   `json:"defaultTtl"`
+	PartitionKey []string `json:"partitionKeyPaths"`
+}
+
+// runLs is `ebb ls`: every database and container with its item count and
+// TTL setting.
+func runLs(args []string, out io.Writer) error {
+	fs := adminFlagSet("ls", `ebb ls [flags]
+
+Lists every database and container with its item count (items whose
+time to live has run out are not counted) and TTL setting.`)
+	client := adminFlags(fs)
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("ls: unexpected arguments %q", rest)
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	var dbs struct {
+		Databases []struct {
+			ID string `json:"id"`
+		} `json:"Databases"`
+	}
+	if err := c.getJSON(ctx, "/dbs", &dbs); err != nil {
+		return err
+	}
+	entries := []lsEntry{}
+	emptyDBs := []string{}
+	for _, db := range dbs.Databases {
+		var colls struct {
+			Containers []struct {
+				ID           string `json:"id"`
+				DefaultTTL   *int64 `json:"defaultTtl"`
+				PartitionKey struct {
+					Paths []string `json:"paths"`
+				} `json:"partitionKey"`
+			} `json:"DocumentCollections"`
+		}
+		dbPath := "/dbs/" + url.PathEscape(db.ID)
+		if err := c.getJSON(ctx, dbPath+"/colls", &colls); err != nil {
+			return err
+		}
+		if len(colls.Containers) == 0 {
+			emptyDBs = append(emptyDBs, db.ID)
+		}
+		for _, coll := range colls.Containers {
+			n, err := c.count(ctx, dbPath+"/colls/"+url.PathEscape(coll.ID))
+			if err != nil {
+				return fmt.Errorf("count %s/%s: %w", db.ID, coll.ID, err)
+			}
+			entries = append(entries, lsEntry{Database: db.ID, Container: coll.ID, Items: n, DefaultTTL: coll.DefaultTTL, PartitionKey: coll.PartitionKey.Paths})
+		}
+	}
+	if c.json {
+		enc := json.NewEncoder(out)
+		return enc.Encode(struct {
+			Containers     []lsEntry `json:"containers"`
+			EmptyDatabases []string  `json:"emptyDatabases"`
+		}{entries, emptyDBs})
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DATABASE\tCONTAINER\tITEMS\tPARTITION KEY\tTTL")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", e.Database, e.Container, e.Items, strings.Join(e.PartitionKey, ","), describeTTL(e.DefaultTTL))
+	}
+	for _, db := range emptyDBs {
+		fmt.Fprintf(tw, "%s\t(no containers)\t\t\t\n", db)
+	}
+	return tw.Flush()
+}
+
+func (c *adminClient) getJSON(ctx context.Context, path string, v any) error {
+	body, _, err := c.do(ctx, http.MethodGet, path, nil, nil)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, v)
+}
+
+// count counts a container's items with SELECT VALUE COUNT(1), sent to
+// its partition key range as the SDKs that fetch a query plan send it,
+// and summing the pages' partial counts as they do.
+func (c *adminClient) count(ctx context.Context, collPath string) (int64, error) {
+	query := []byte(`{"query":"SELECT VALUE COUNT(1) FROM c","parameters":[]}`)
+	var total int64
+	continuation := ""
+	for {
+		h := http.Header{}
+		h.Set("content-type", "application/query+json")
+		h.Set("x-ms-documentdb-isquery", "true")
+		h.Set("x-ms-documentdb-query-enablecrosspartition", "true")
+		h.Set("x-ms-documentdb-partitionkeyrangeid", "0")
+		if continuation != "" {
+			h.Set("x-ms-continuation", continuation)
+		}
+		body, header, err := c.do(ctx, http.MethodPost, collPath+"/docs", query, h)
+		if err != nil {
+			return 0, err
+		}
+		var page struct {
+			Documents []int64 `json:"Documents"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return 0, fmt.Errorf("unexpected count page %q", body)
+		}
+		for _, n := range page.Documents {
+			total += n
+		}
+		if continuation = header.Get("x-ms-continuation"); continuation == "" {
+			return total, nil
+		}
+	}
+}
