@@ -184,6 +184,7 @@ func printBanner(cfg server.Config, srv *server.Server) {
 	}
 	fmt.Printf("Ebb is serving the Cosmos DB NoSQL API at %s with %s.\n", endpoint, storage)
 	fmt.Printf("Connection string: AccountEndpoint=%s;AccountKey=%s;\n", endpoint, cfg.Key)
+	fmt.Printf("Explorer: %s_explorer/ (a browser opening %s goes there)\n", endpoint, endpoint)
 	if !cfg.NoTLS {
 		fmt.Printf("TLS uses a self-signed certificate: download it from %s_explorer/emulator.pem and trust it\n", endpoint)
 		fmt.Println("(SSL_CERT_FILE for Go, NODE_EXTRA_CA_CERTS for Node.js), or skip verification in test clients, or run with --no-tls.")

@@ -152,7 +152,11 @@ func (g *Gateway) Handler() http.Handler {
 		mux.Handle("/_explorer/", g.opts.Explorer)
 	}
 	open("/", g.unknownPath)
-	return withGrownStack(foldTrailingSlash(mux))
+	var h http.Handler = foldTrailingSlash(mux)
+	if g.opts.Explorer != nil {
+		h = toExplorer(h)
+	}
+	return withGrownStack(h)
 }
 
 // foldTrailingSlash routes "/dbs/x/" like "/dbs/x": the SDKs address some
@@ -247,24 +251,27 @@ func (w *recorder) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// observe records a finished request in the metrics.
+// observe records a finished request in the metrics and the log.
 func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took time.Duration) {
-	m := g.opts.Metrics
-	if m == nil {
-		return
-	}
 	status := w.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	m.RequestDuration.WithLabelValues(operation, strconv.Itoa(status)).Observe(took.Seconds())
-	if w.charge > 0 {
-		m.RequestUnits.WithLabelValues(operation).Add(w.charge)
+	if m := g.opts.Metrics; m != nil {
+		m.RequestDuration.WithLabelValues(operation, strconv.Itoa(status)).Observe(took.Seconds())
+		if w.charge > 0 {
+			m.RequestUnits.WithLabelValues(operation).Add(w.charge)
+		}
+		if status == http.StatusTooManyRequests {
+			m.Throttled.WithLabelValues(operation).Inc()
+		}
 	}
-	if status == http.StatusTooManyRequests {
-		m.Throttled.WithLabelValues(operation).Inc()
-	}
-	if g.log.Enabled(r.Context(), slog.LevelDebug) {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		// Operators see who is turned away at the default level; the
+		// request's authorization header is never logged.
+		g.log.Info("request rejected", "method", r.Method, "path", r.URL.Path, "status", status, "remote", r.RemoteAddr)
+	case g.log.Enabled(r.Context(), slog.LevelDebug):
 		g.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", status, "took", took)
 	}
 }

@@ -1,6 +1,8 @@
 package purger
 
 import (
+	"bytes"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
@@ -240,6 +242,26 @@ type rig struct {
 	p         *Purger
 	lags      []time.Duration // guarded by lagsMu
 	lagsMu    sync.Mutex
+	log       lockedBuffer
+}
+
+// lockedBuffer is a bytes.Buffer that the purger's loop may write while a
+// test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newRig(t *testing.T) *rig {
@@ -248,6 +270,14 @@ func newRig(t *testing.T) *rig {
 	g, _ := clock.NewTimeGuard(r.clk, 10*time.Minute, time.Time{})
 	r.p = New(r.h, Config{
 		Clock: r.clk, Real: r.real, ItemUnits: 1, Metrics: r.m,
+		Log: slog.New(slog.NewTextHandler(&r.log, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			},
+		})),
 		// Each pass reads the purge instant: the tests count passes so.
 		Now: func() time.Time {
 			r.h.record("Now")

@@ -74,6 +74,7 @@ func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (
 		if r.Read == 0 {
 			m.TTLBacklog.WithLabelValues(label).Set(0)
 			m.TTLOldestUnpurged.WithLabelValues(label).Set(0)
+			p.summarize(c, label, true)
 			return 0, nil
 		}
 		p.mu.Lock()
@@ -83,7 +84,9 @@ func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (
 			b.ChargePurge(r.Units, p.cfg.Real.Elapsed())
 		}
 		p.record(c, label, r)
-		if r.Read < limit {
+		drained := r.Read < limit
+		p.summarize(c, label, drained)
+		if drained {
 			m.TTLBacklog.WithLabelValues(label).Set(0)
 			m.TTLOldestUnpurged.WithLabelValues(label).Set(0)
 			return 0, nil
@@ -106,8 +109,10 @@ func (p *Purger) record(c ContainerID, label string, r PurgeResult) {
 		}
 	}
 	if len(r.Expiries) > 0 {
+		now := p.cfg.Real.Elapsed()
 		p.mu.Lock()
 		p.lastLag[c] = worst
+		p.summaryLocked(c).add(len(r.Expiries), worst, now)
 		p.mu.Unlock()
 	}
 	m.TTLPurged.WithLabelValues(label).Add(float64(len(r.Expiries)))

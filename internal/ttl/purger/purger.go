@@ -27,6 +27,9 @@ type Purger struct {
 	// lastLag is guarded by mu: per container, the largest purge lag of
 	// its latest purge pass, for the TTL status.
 	lastLag map[ContainerID]time.Duration
+	// summaries is guarded by mu: per container, the purges not yet
+	// reported in the log (summary.go).
+	summaries map[ContainerID]*summary
 	// notes is guarded by mu: how many times a write brought a deadline
 	// forward. plan compares it before and after reading the host, so a
 	// deadline a write noted meanwhile is never overwritten by a later
@@ -60,6 +63,7 @@ func New(host Host, cfg Config) *Purger {
 		throttled: map[ContainerID]throttled{},
 		cursors:   map[ContainerID]Cursor{},
 		lastLag:   map[ContainerID]time.Duration{},
+		summaries: map[ContainerID]*summary{},
 		wake:      make(chan struct{}, 1),
 		stopped:   make(chan struct{}),
 		done:      make(chan struct{}),
@@ -144,6 +148,7 @@ func (p *Purger) Forget(c ContainerID) {
 	delete(p.throttled, c)
 	delete(p.cursors, c)
 	delete(p.lastLag, c)
+	delete(p.summaries, c)
 	p.mu.Unlock()
 }
 
