@@ -18,6 +18,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -38,31 +39,61 @@ func main() {
 	}
 }
 
+// subcommands is every subcommand with its synopsis, for the usage text
+// and `ebb help`.
+var subcommands = []struct {
+	name, args, what string
+	run              func(args []string) error
+}{
+	{"bench", "[ttl|cluster|runaway] [flags]", "measure Ebb against a ceiling stub; the TTL, several-node and runaway-query workloads", runBench},
+	{"clock", "[advance D | set T]", "show or move a --clock-control server's clock", adminCommand("clock")},
+	{"ttl", "status DB/CONTAINER", "a container's TTL settings, purge backlog and upcoming expiries", adminCommand("ttl")},
+	{"ls", "", "databases and containers with item counts and TTL settings", adminCommand("ls")},
+	{"version", "", "print Ebb's version", runVersion},
+}
+
+func adminCommand(name string) func(args []string) error {
+	return func(args []string) error { return adminCommands[name](args, os.Stdout) }
+}
+
 // usage prints how to run ebb: the subcommands, and every flag with the
 // environment variable that sets it too.
 func usage(fs *flag.FlagSet) func() {
 	return func() {
 		w := fs.Output()
-		fmt.Fprint(w, `Usage:
-  ebb [flags]                    serve the Cosmos DB API (https://localhost:8081/, data in ./ebb-data)
-  ebb bench [flags]              measure Ebb against a ceiling stub (ebb bench --help)
-  ebb bench ttl|cluster|runaway  the TTL, several-node and runaway-query workloads (each with --help)
-  ebb clock [advance D|set T]    show or move a --clock-control server's clock
-  ebb ttl status DB/CONTAINER    a container's TTL settings, purge backlog and upcoming expiries
-  ebb ls                         databases and containers with item counts and TTL settings
-                                 (the last three sign for you: --endpoint, --key, --json; each with --help)
-
-Flags (each may also be set by the environment variable shown):
-`)
+		line := func(args, what string) { fmt.Fprintf(w, "  ebb %-38s %s\n", args, what) }
+		fmt.Fprint(w, "Usage:\n")
+		line("[flags]", "serve the Cosmos DB API (https://localhost:8081/, data in ./ebb-data)")
+		for _, c := range subcommands {
+			line(strings.TrimSpace(c.name+" "+c.args), c.what)
+		}
+		line("help [SUBCOMMAND]", "this text, or a subcommand's flags")
+		fmt.Fprint(w, "\nclock, ttl and ls talk to a running server and sign for you (--endpoint, --key, --json);\n`ebb help SUBCOMMAND` lists a subcommand's flags.\n\nFlags (each may also be set by the environment variable shown):\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			name, help := flag.UnquoteUsage(f)
-			fmt.Fprintf(w, "  --%s %s\t(%s)\n    \t%s", f.Name, name, envName(f.Name), help)
-			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			def, help := shownDefault(f, help)
+			if v, ok := os.LookupEnv(envName(f.Name)); ok {
+				def = v + ", from " + envName(f.Name)
 			}
-			fmt.Fprintln(w)
+			fmt.Fprintf(w, "  --%s %s\t(%s)\n    \t%s (default %s)\n", f.Name, name, envName(f.Name), help, def)
 		})
 	}
+}
+
+// shownDefault is a flag's default as people read it, and its usage
+// without that default: a usage ending in "(default: X)" names its own,
+// which the flag's zero value cannot say.
+func shownDefault(f *flag.Flag, usage string) (def, rest string) {
+	if i := strings.LastIndex(usage, " (default: "); i >= 0 && strings.HasSuffix(usage, ")") {
+		return usage[i+len(" (default: ") : len(usage)-1], usage[:i]
+	}
+	switch f.DefValue {
+	case "false":
+		return "off", usage
+	case "":
+		return "none", usage
+	}
+	return f.DefValue, usage
 }
 
 // envName is the environment variable that sets flag name.
@@ -70,31 +101,24 @@ func envName(name string) string {
 	return "EBB_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
-func run(args []string) error {
-	if len(args) > 0 && args[0] == "bench" {
-		return runBench(args[1:])
-	}
-	if len(args) > 0 {
-		if cmd, ok := adminCommands[args[0]]; ok {
-			return cmd(args[1:], os.Stdout)
-		}
-	}
+// serveFlags declares the server's flags on a new flag set; the values
+// land in cfg and logLevel.
+func serveFlags(cfg *server.Config, logLevel *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("ebb", flag.ContinueOnError)
-	var cfg server.Config
-	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8081", "address to listen on")
-	fs.StringVar(&cfg.DataDir, "data-dir", "ebb-data", "directory for durable storage")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8081", "`address` to listen on")
+	fs.StringVar(&cfg.DataDir, "data-dir", "ebb-data", "`directory` for durable storage (Pebble)")
 	fs.BoolVar(&cfg.Memory, "memory", false, "keep everything in memory (no disk; for tests)")
-	fs.StringVar(&cfg.Store, "store", "", "postgres:// URL of a PostgreSQL-wire database shared by several Ebb nodes (default: embedded storage in --data-dir)")
+	fs.StringVar(&cfg.Store, "store", "", "postgres:// `URL` of a PostgreSQL-wire database shared by several Ebb nodes (default: embedded storage in --data-dir)")
 	fs.IntVar(&cfg.PGMaxConns, "pg-max-conns", 0, "PostgreSQL connection pool size (default: the larger of 4 and the CPU count)")
 	fs.DurationVar(&cfg.PGStatementTimeout, "pg-statement-timeout", 30*time.Second, "PostgreSQL statement timeout")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name in TTL purge leases on a shared --store (default: random)")
 	fs.DurationVar(&cfg.LeaseTime, "ttl-lease", 5*time.Second, "how long a node's TTL purge lease on a container lasts on a shared --store")
 	fs.BoolVar(&cfg.NoTLS, "no-tls", false, "serve plain HTTP instead of HTTPS")
-	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate file (default: a self-signed one kept in the data directory)")
-	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file for --tls-cert")
-	fs.StringVar(&cfg.Key, "key", auth.EmulatorKey, "master key (base64); the default is the emulator's well-known key")
-	fs.StringVar(&cfg.Advertise, "advertise", "", "endpoint URL that GET / advertises (default: the scheme and Host of each request)")
-	fs.BoolVar(&cfg.ClockControl, "clock-control", false, "run on a manual clock that POST /_ebb/clock moves (for tests)")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate `file` (default: a self-signed one kept in the data directory, or with --memory or --store in the user's configuration directory)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key `file` for --tls-cert")
+	fs.StringVar(&cfg.Key, "key", auth.EmulatorKey, "master key, base64 (default: the emulator's well-known key)")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "endpoint `URL` that GET / advertises (default: the scheme and Host of each request)")
+	fs.BoolVar(&cfg.ClockControl, "clock-control", false, "run on a manual clock that POST /_ebb/clock and ebb clock move (for tests)")
 	fs.BoolVar(&cfg.AcceptAAD, "accept-aad", false, "accept AAD bearer tokens without verifying them, as the emulator does")
 	fs.BoolVar(&cfg.DisablePurger, "disable-purger", false, "never purge expired items (they stay invisible); for tests of unpurged state")
 	fs.BoolVar(&cfg.CheckOnShutdown, "check-on-exit", false, "when stopped, check that documents, expiry keys, index entries and feed agree, and exit with status 1 listing what does not (for tests)")
@@ -102,22 +126,70 @@ func run(args []string) error {
 	fs.Float64Var(&cfg.PurgeFloor, "ttl-purge-floor", 0.05, "share of an offer's RU/s the TTL purger may always use, however busy the container")
 	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before Ebb's time (visibility, _ts, purge) follows it")
 	fs.DurationVar(&cfg.QueryPageBudget, "query-page-budget", engine.DefaultQueryPageBudget, "execution time of one query page: a page that runs out returns its rows so far with a continuation, or 408 when the query must see every item before returning any")
-	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address, without a key, instead of on the API listener (where it needs the master key); keep it on loopback or a private network")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this `address`, without a key, instead of on the API listener (where it needs the master key); keep it on loopback or a private network")
 	fs.DurationVar(&cfg.Timeouts.ReadHeader, "read-header-timeout", server.DefaultTimeouts.ReadHeader, "longest a connection may take over the TLS handshake and a request's headers")
 	fs.DurationVar(&cfg.Timeouts.Read, "read-timeout", server.DefaultTimeouts.Read, "longest a connection may take to send a whole request, body included (size it for the largest documents over the slowest link)")
 	fs.DurationVar(&cfg.Timeouts.Write, "write-timeout", server.DefaultTimeouts.Write, "longest from the end of a request's headers to the end of its response; must exceed --read-timeout")
 	fs.DurationVar(&cfg.Timeouts.Idle, "idle-timeout", server.DefaultTimeouts.Idle, "longest a kept-alive connection may wait for its next request")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "most connections each listener holds open at once; more wait to be accepted")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = usage(fs)
+	return fs
+}
+
+// runHelp is `ebb help [SUBCOMMAND]`: the usage, or the subcommand's.
+func runHelp(args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("help: name one subcommand; got %q", args)
+	}
+	if len(args) == 0 || args[0] == "help" {
+		var cfg server.Config
+		fs := serveFlags(&cfg, new(string))
+		fs.SetOutput(os.Stdout)
+		fs.Usage()
+		return nil
+	}
+	for _, c := range subcommands {
+		if c.name == args[0] {
+			if err := c.run([]string{"--help"}); !errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("help: no subcommand %q; `ebb help` lists them", args[0])
+}
+
+func run(args []string) error {
+	if len(args) > 0 && args[0] == "help" {
+		return runHelp(args[1:])
+	}
+	if len(args) > 0 {
+		for _, c := range subcommands {
+			if args[0] == c.name {
+				return c.run(args[1:])
+			}
+		}
+	}
+	var cfg server.Config
+	logLevel := new(string)
+	fs := serveFlags(&cfg, logLevel)
+	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
-		if v, ok := os.LookupEnv(envName(f.Name)); ok {
-			f.Value.Set(v)
-			f.DefValue = v
+		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
+			if err := f.Value.Set(v); err != nil {
+				envErr = fmt.Errorf("%s=%q is not a valid value for --%s: %v", envName(f.Name), v, f.Name, err)
+			}
 		}
 	})
+	if envErr != nil {
+		return envErr
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; `ebb help` lists the subcommands", fs.Arg(0))
 	}
 	if cfg.QueryPageBudget <= 0 {
 		return fmt.Errorf("--query-page-budget must be positive; got %v", cfg.QueryPageBudget)
@@ -140,6 +212,13 @@ func run(args []string) error {
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	if !cfg.NoTLS && cfg.TLSCert == "" && (cfg.Memory || cfg.Store != "") {
+		// Without a data directory, the certificate lives with the user's
+		// configuration, so that one trusted once keeps working.
+		if dir, err := os.UserConfigDir(); err == nil {
+			cfg.CertDir = filepath.Join(dir, "ebb")
+		}
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -192,4 +271,26 @@ func printBanner(cfg server.Config, srv *server.Server) {
 	if cfg.ClockControl {
 		fmt.Printf("Clock control is on: POST %s_ebb/clock {\"advanceSeconds\": n} moves server time.\n", endpoint)
 	}
+}
+
+// flagsMarkdown is the README's table of the server's flags, made from the
+// flag set itself so the two cannot disagree (TestREADMEFlags).
+func flagsMarkdown() string {
+	var cfg server.Config
+	fs := serveFlags(&cfg, new(string))
+	var b strings.Builder
+	b.WriteString("| flag | env | default | meaning |\n|---|---|---|---|\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		name, help := flag.UnquoteUsage(f)
+		def, help := shownDefault(f, help)
+		if def == f.DefValue {
+			def = "`" + def + "`"
+		}
+		arg := ""
+		if name != "" {
+			arg = " " + name
+		}
+		fmt.Fprintf(&b, "| `--%s%s` | `%s` | %s | %s |\n", f.Name, arg, envName(f.Name), def, strings.ReplaceAll(help, "|", `\|`))
+	})
+	return b.String()
 }

@@ -47,10 +47,14 @@ type Config struct {
 	// NoTLS serves plain HTTP.
 	NoTLS           bool
 	TLSCert, TLSKey string
-	Key             string
-	Advertise       string
-	ClockControl    bool
-	AcceptAAD       bool
+	// CertDir, when set, keeps the self-signed certificate of a server
+	// without a data directory (Memory, Store) so that it survives
+	// restarts; empty, such a server makes a fresh one each start.
+	CertDir      string
+	Key          string
+	Advertise    string
+	ClockControl bool
+	AcceptAAD    bool
 	// DisablePurger keeps expired items in storage (still invisible), so
 	// tests can look at what an unpurged item does.
 	DisablePurger bool
@@ -269,8 +273,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		case cfg.TLSCert != "":
 			cert, err = tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 			if err == nil {
-				s.CertPEM, err = os.ReadFile(cfg.TLSCert)
+				var pemBytes []byte
+				pemBytes, err = os.ReadFile(cfg.TLSCert)
+				s.CertPEM = certBlocks(pemBytes) // the file may hold the key too
 			}
+		case (cfg.Memory || cfg.Store != "") && cfg.CertDir != "":
+			cert, s.CertPEM, err = machineCert(cfg.CertDir, wall.Now())
 		case cfg.Memory || cfg.Store != "":
 			cert, s.CertPEM, err = selfSignedCert("", wall.Now())
 		default:

@@ -30,6 +30,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -69,6 +73,10 @@ func OpenMemory() (*Store, error) {
 	return open("", vfs.NewMem())
 }
 
+// pidFile, in a store's directory, holds the process id of the Ebb that
+// has it open, so that a second one can say who holds it.
+const pidFile = "ebb.pid"
+
 func open(dir string, fs vfs.FS) (*Store, error) {
 	opts := &pebble.Options{
 		// Items and index entries are small; a larger memtable keeps
@@ -90,8 +98,20 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 		opts.DisableWAL = true
 	}
 	db, err := pebble.Open(dir, opts)
+	if err != nil && fs == nil && lockHeld(err) {
+		holder := "another process"
+		if pid, rerr := os.ReadFile(filepath.Join(dir, pidFile)); rerr == nil {
+			holder = "another Ebb (process " + strings.TrimSpace(string(pid)) + ")"
+		}
+		return nil, fmt.Errorf("open store %s: the directory is in use by %s; stop it or choose another --data-dir: %w", dir, holder, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	if fs == nil {
+		// Only read when the lock is refused, so it names the process that
+		// holds it; a stale one does no harm.
+		_ = os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 	}
 	s := &Store{db: db, inMemory: fs != nil}
 	s.drained = sync.NewCond(&s.mu)

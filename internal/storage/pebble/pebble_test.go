@@ -1,10 +1,16 @@
 package pebble
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,4 +185,42 @@ func BenchmarkStore(b *testing.B) {
 	b.Run("Disk", func(b *testing.B) {
 		storagetest.Benchmark(b, func(b *testing.B) storage.Store { return openDisk(b) })
 	})
+}
+
+// TestDirectoryInUse: a store on a directory another process holds is
+// refused with a message that says so and names the holder's process.
+func TestDirectoryInUse(t *testing.T) {
+	if dir := os.Getenv("EBB_TEST_HOLD_STORE"); dir != "" {
+		// The holder: open the store, say so, hold it until stdin closes.
+		s, err := Open(dir)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("held")
+		io.Copy(io.Discard, os.Stdin)
+		s.Close()
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	holder := exec.Command(os.Args[0], "-test.run=^TestDirectoryInUse$")
+	holder.Env = append(os.Environ(), "EBB_TEST_HOLD_STORE="+dir)
+	stdin, _ := holder.StdinPipe()
+	stdout, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		holder.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if line != "held\n" {
+		t.Fatalf("holder: %q, %v", line, err)
+	}
+	_, err = Open(dir)
+	want := "the directory is in use by another Ebb (process " + strconv.Itoa(holder.Process.Pid) + "); stop it or choose another --data-dir"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second open: %v, want an error saying %q", err, want)
+	}
 }
