@@ -63,6 +63,24 @@ describe("Items tab", () => {
     await editor.getByRole("button", { name: "Close" }).click();
   });
 
+  it("reloads the list and the TTL panel when the clock is advanced from the page", async () => {
+    await createContainer({ id: "expiring", partitionKey: { paths: ["/pk"], kind: "Hash" }, defaultTtl: 10 });
+    await createItem("expiring", { id: "soon", pk: "a" }, ["a"]);
+    await createItem("expiring", { id: "kept", pk: "a", ttl: -1 }, ["a"]);
+    await open("expiring");
+    await until("both items listed", async () => (await rowIds()).join() === "kept,soon");
+
+    await page.getByLabel("Seconds to advance the server clock by").fill("11");
+    await page.getByRole("button", { name: "Advance clock" }).click();
+    await until("the expired item gone without a refresh", async () => (await rowIds()).join() === "kept");
+
+    await open("expiring", "ttl");
+    await page.locator(".tile").first().waitFor();
+    const reloaded = page.waitForRequest((r) => new URL(r.url()).pathname === "/_ebb/containers/items/expiring/ttl");
+    await page.getByRole("button", { name: "Advance clock" }).click();
+    await reloaded;
+  });
+
   it("logged no console errors", () => {
     assert.deepEqual(x.browser.problems, []);
   });

@@ -34,7 +34,10 @@ class ItemsView {
   }
 
   start() {
+    // A new reading redraws when each item expires; a move of the clock
+    // reloads the list, since items it expired are gone from reads.
     this.ctx.clock.addEventListener("change", () => this.drawRows(), { signal: this.ctx.signal });
+    this.ctx.clock.addEventListener("advance", () => this.load(true), { signal: this.ctx.signal });
     const table = h(
       "table",
       { class: "table responsive items-table" },
