@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 
-import { errorText } from "../../../web/static/js/api.js";
+import { errorText, throughputHeaders } from "../../../web/static/js/api.js";
 import { parseCredential } from "../../../web/static/js/auth.js";
-import { containerReplaceBody, parseItem, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts } from "../../../web/static/js/model.js";
+import { containerReplaceBody, describeOffer, parseItem, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts, provisionedThroughput } from "../../../web/static/js/model.js";
 import { parseRoute, routeHref } from "../../../web/static/js/router.js";
 import { hmacSha256, sha256 } from "../../../web/static/js/sha256.js";
 import { defaultTtlFor, expiresAt, isExpired, ttlSetting } from "../../../web/static/js/ttl.js";
@@ -121,6 +121,32 @@ describe("containers and items", () => {
     assert.match(parseItem('{"id":"a/b"}').error, /cannot contain/);
     assert.match(parseItem('{"id":"a","ttl":0}').error, /"ttl" must be -1/);
     assert.match(parseItem('{"id":"a","ttl":null}').error, /"ttl" must be -1/);
+  });
+});
+
+describe("throughput", () => {
+  it("reads a new container's throughput with the service's minimums and steps", () => {
+    assert.equal(provisionedThroughput("shared", "anything"), null);
+    assert.deepEqual(provisionedThroughput("manual", " 400 "), { manual: 400 });
+    assert.deepEqual(provisionedThroughput("manual", "1300"), { manual: 1300 });
+    assert.deepEqual(provisionedThroughput("autoscale", "4000"), { autoscaleMax: 4000 });
+    for (const bad of ["", "300", "450", "400.5", "ten"]) {
+      assert.throws(() => provisionedThroughput("manual", bad), /at least 400 RU\/s and a multiple of 100/, bad);
+    }
+    for (const bad of ["", "400", "900", "1500"]) {
+      assert.throws(() => provisionedThroughput("autoscale", bad), /at least 1000 RU\/s and a multiple of 1000/, bad);
+    }
+  });
+
+  it("sends manual and autoscale throughput in the headers the service takes", () => {
+    assert.deepEqual(throughputHeaders({ manual: 500 }), { "x-ms-offer-throughput": "500" });
+    assert.deepEqual(throughputHeaders({ autoscaleMax: 4000 }), { "x-ms-cosmos-offer-autopilot-settings": '{"maxThroughput":4000}' });
+    assert.deepEqual(throughputHeaders(null), {});
+  });
+
+  it("describes an offer", () => {
+    assert.equal(describeOffer({ content: { offerThroughput: 400 } }), "400 RU/s");
+    assert.equal(describeOffer({ content: { offerThroughput: 400, offerAutopilotSettings: { maxThroughput: 4000 } } }), "autoscale, up to 4000 RU/s");
   });
 });
 
