@@ -10,6 +10,7 @@ import { parseCredential } from "../../../web/static/js/auth.js";
 import { containerReplaceBody, describeOffer, parseItem, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts, provisionedThroughput } from "../../../web/static/js/model.js";
 import { parseRoute, routeHref } from "../../../web/static/js/router.js";
 import { hmacSha256, sha256 } from "../../../web/static/js/sha256.js";
+import { connectionString, snippets } from "../../../web/static/js/snippets.js";
 import { defaultTtlFor, expiresAt, isExpired, ttlSetting } from "../../../web/static/js/ttl.js";
 import { argValue, expiryRows, readMatrix } from "../../js/lib/ttldata.js";
 import { EMULATOR_KEY } from "../lib/ebb.js";
@@ -147,6 +148,26 @@ describe("throughput", () => {
   it("describes an offer", () => {
     assert.equal(describeOffer({ content: { offerThroughput: 400 } }), "400 RU/s");
     assert.equal(describeOffer({ content: { offerThroughput: 400, offerAutopilotSettings: { maxThroughput: 4000 } } }), "autoscale, up to 4000 RU/s");
+  });
+});
+
+describe("connect snippets", () => {
+  const endpoint = "https://localhost:8081/";
+  it("use the endpoint and key in every SDK's snippet", () => {
+    const all = snippets(endpoint, EMULATOR_KEY);
+    assert.deepEqual(all.map((s) => s.name), ["Go", "JavaScript", "Python", ".NET", "Java"]);
+    for (const s of all) {
+      assert.ok(s.code.includes(endpoint) || s.code.includes(`AccountEndpoint=${endpoint};`), `${s.name}: endpoint`);
+      assert.ok(s.code.includes(EMULATOR_KEY), `${s.name}: key`);
+      assert.doesNotMatch(s.code, /emulator\.pem/, `${s.name}: no certificate without TLS`);
+    }
+    assert.equal(connectionString(endpoint, "k"), `AccountEndpoint=${endpoint};AccountKey=k;`);
+  });
+
+  it("say how to trust the certificate over TLS", () => {
+    for (const s of snippets(endpoint, EMULATOR_KEY, { tls: true })) {
+      assert.match(s.code, /emulator\.pem/, s.name);
+    }
   });
 });
 
