@@ -81,6 +81,55 @@ describe("Items tab", () => {
     await reloaded;
   });
 
+  // Item ids are often GUIDs, and keys hierarchical: an open item must
+  // leave the table room enough to show each id on one line, beside the
+  // editor (44rem at least) or above it.
+  for (const [width, height, beside] of [
+    [1600, 900, true],
+    [1280, 800, false],
+    [800, 600, false],
+  ]) {
+    it(`keeps the item table usable with an item open at ${width}x${height}`, async () => {
+      const coll = `wide-${width}`;
+      await page.setViewportSize({ width, height });
+      await createContainer({ id: coll, partitionKey: { paths: ["/tenant", "/region"], kind: "MultiHash", version: 2 }, defaultTtl: 3600 });
+      const ids = ["3f2504e0-4f89-41d3-9a0c-0305e82c3301", "9b2f6c1e-8d4a-4e8b-b6f1-2c7d1e0a5f93", "c5d1a7e2-0b3f-4c6d-8e9a-1f2b3c4d5e6f"];
+      for (const id of ids) await createItem(coll, { id, tenant: "contoso-retail", region: "westeurope", ttl: 600 }, ["contoso-retail", "westeurope"]);
+      await open(coll);
+      await until("every item", async () => (await rowIds()).length === ids.length);
+
+      await page.getByRole("button", { name: ids[0], exact: true }).click();
+      const editor = page.getByRole("form", { name: `Item ${ids[0]}` });
+      await editor.waitFor();
+      assert.ok(await editor.evaluate((el) => el.contains(document.activeElement)), "the editor has the focus");
+      const inView = await editor.evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        return r.top < innerHeight && r.bottom > 0;
+      });
+      assert.ok(inView, "the editor is scrolled into view");
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: join(ARTIFACTS, `items-editor-${width}x${height}.png`), fullPage: true });
+
+      // The lines each id takes in its cell.
+      const idLines = await page.locator(".items-table tbody tr[data-id] td:first-child button").evaluateAll((buttons) =>
+        buttons.map((b) => {
+          const range = document.createRange();
+          range.selectNodeContents(b);
+          return range.getClientRects().length;
+        }),
+      );
+      assert.deepEqual(idLines, ids.map(() => 1), "each id on one line");
+      const wrap = await page.locator(".items-list .table-wrap").boundingBox();
+      const form = await editor.boundingBox();
+      assert.equal(form.y >= wrap.y + wrap.height, !beside, beside ? "the editor beside the table" : "the editor below the table");
+      if (beside) assert.ok(wrap.width >= 44 * 15, `the table is ${wrap.width}px wide beside the editor`);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+      await editor.getByRole("button", { name: "Close" }).click();
+      await page.setViewportSize({ width: 1280, height: 800 });
+    });
+  }
+
   it("logged no console errors", () => {
     assert.deepEqual(x.browser.problems, []);
   });

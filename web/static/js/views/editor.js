@@ -6,7 +6,7 @@ import { formatJSON } from "../format.js";
 import { newItemTemplate, parseItem, partitionKeyOf } from "../model.js";
 
 /**
- * itemEditor returns {el, focus}. item is null for a new item. onSaved
+ * itemEditor returns {el, focus} (focus does not scroll). item is null for a new item. onSaved
  * (saved item, message), onDeleted(message) and onClose are callbacks.
  */
 export function itemEditor({ client, db, coll, container, item, onSaved, onDeleted, onClose }) {
@@ -97,5 +97,5 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
     }
   });
 
-  return { el: form, focus: () => text.focus() };
+  return { el: form, focus: () => text.focus({ preventScroll: true }) };
 }

@@ -137,7 +137,7 @@ class ItemsView {
 
   row(item) {
     const container = this.page.container;
-    const open = h("button", { type: "button", class: "link mono", onclick: () => this.openEditor(item) }, item.id);
+    const open = h("button", { type: "button", class: "link mono item-id", title: item.id, onclick: () => this.openEditor(item) }, item.id);
     const ttl = "ttl" in item ? JSON.stringify(item.ttl) : "—";
     return h(
       "tr",
@@ -190,9 +190,16 @@ class ItemsView {
       },
       onClose: () => this.closeEditor(),
     });
-    replace(this.editorSlot, editor.el);
+    this.showInSlot(editor);
+  }
+
+  /** showInSlot puts the editor or the partition-delete panel beside or
+   * below the list (style.css decides which) and brings it into view. */
+  showInSlot(panel) {
+    replace(this.editorSlot, panel.el);
     this.el.querySelector(".items-layout").classList.add("with-editor");
-    editor.focus();
+    panel.el.scrollIntoView({ block: "nearest" });
+    panel.focus();
   }
 
   openPartitionDelete() {
@@ -203,9 +210,7 @@ class ItemsView {
       onDeleted: () => this.load(true),
       onClose: () => this.closeEditor(),
     });
-    replace(this.editorSlot, panel.el);
-    this.el.querySelector(".items-layout").classList.add("with-editor");
-    panel.focus();
+    this.showInSlot(panel);
   }
 
   closeEditor() {
