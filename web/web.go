@@ -1,7 +1,7 @@
 // Package web owns the Ebb Explorer: the page served at /_explorer/ that
 // lets a user browse and edit databases, containers and items, run
-// queries, set Time to Live the way the Cosmos portal does, and watch
-// Ebb's TTL machinery.
+// queries, set Time to Live the way the Cosmos portal does, watch Ebb's
+// TTL machinery, and copy what an SDK needs to connect.
 //
 // # What is here
 //

@@ -193,6 +193,7 @@ describe("routes", () => {
       { page: "home" },
       { page: "database", db: "a b" },
       { page: "container", db: "shop", coll: "c/1", tab: "settings" },
+      { page: "connect" },
     ]) {
       assert.deepEqual(parseRoute(routeHref(route)), route);
     }
