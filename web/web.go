@@ -1,7 +1,7 @@
 // Package web owns the Ebb Explorer: the page served at /_explorer/ that
 // lets a user browse and edit databases, containers and items, run
-// queries, set Time to Live the way the Cosmos portal does, and watch
-// Ebb's TTL machinery.
+// queries, set Time to Live the way the Cosmos portal does, watch Ebb's
+// TTL machinery, and copy what an SDK needs to connect.
 //
 // # What is here
 //
@@ -19,7 +19,7 @@
 //	                       to a host other than localhost); the node
 //	                       test suites sign their raw requests with it too
 //	static/js/api.js       the REST client: paths, headers, error messages
-//	static/js/ttl.js, model.js, format.js, router.js
+//	static/js/ttl.js, model.js, format.js, router.js, snippets.js
 //	                       DOM-free rules and helpers, unit-tested in Node
 //	static/js/views/       one module per view (items, query, settings, …)
 //

@@ -191,10 +191,12 @@ describe("Ebb Explorer", () => {
         await page.getByRole("button", { name: "Save", exact: true }).click();
         await until(`defaultTtl ${value} on the server`, async () => (await readContainer()).defaultTtl === value);
       }
+      // The server may show the change before the page has read its
+      // answer and redrawn, so the page is waited for too.
       await until(`${d.expected} checked`, () => radio().isChecked());
-      assert.equal(await page.getByLabel("Time to Live in seconds").inputValue(), seconds ?? "");
+      await until(`seconds ${seconds ?? "empty"}`, async () => (await page.getByLabel("Time to Live in seconds").inputValue()) === (seconds ?? ""));
       const badge = value === undefined || value === null ? /^TTL off$/ : value === -1 ? /^TTL on \(no default\)$/ : /^TTL \d/;
-      assert.match(await page.locator(".facts .badge").innerText(), badge, `badge for ${d.expected}`);
+      await until(`badge for ${d.expected}`, async () => badge.test(await page.locator(".facts .badge").innerText()));
       const off = value === undefined || value === null;
       assert.equal(await page.locator(".facts .badge").getAttribute("data-ttl"), off ? "off" : "on", `badge state for ${d.expected}`);
       if (value === 10) await shot("settings");

@@ -5,11 +5,12 @@ import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 
-import { errorText } from "../../../web/static/js/api.js";
+import { errorText, throughputHeaders } from "../../../web/static/js/api.js";
 import { parseCredential } from "../../../web/static/js/auth.js";
-import { containerReplaceBody, parseItem, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts } from "../../../web/static/js/model.js";
+import { containerReplaceBody, describeOffer, parseItem, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts, provisionedThroughput } from "../../../web/static/js/model.js";
 import { parseRoute, routeHref } from "../../../web/static/js/router.js";
 import { hmacSha256, sha256 } from "../../../web/static/js/sha256.js";
+import { connectionString, snippets } from "../../../web/static/js/snippets.js";
 import { defaultTtlFor, expiresAt, isExpired, ttlSetting } from "../../../web/static/js/ttl.js";
 import { argValue, expiryRows, readMatrix } from "../../js/lib/ttldata.js";
 import { EMULATOR_KEY } from "../lib/ebb.js";
@@ -124,6 +125,52 @@ describe("containers and items", () => {
   });
 });
 
+describe("throughput", () => {
+  it("reads a new container's throughput with the service's minimums and steps", () => {
+    assert.equal(provisionedThroughput("shared", "anything"), null);
+    assert.deepEqual(provisionedThroughput("manual", " 400 "), { manual: 400 });
+    assert.deepEqual(provisionedThroughput("manual", "1300"), { manual: 1300 });
+    assert.deepEqual(provisionedThroughput("autoscale", "4000"), { autoscaleMax: 4000 });
+    for (const bad of ["", "300", "450", "400.5", "ten"]) {
+      assert.throws(() => provisionedThroughput("manual", bad), /at least 400 RU\/s and a multiple of 100/, bad);
+    }
+    for (const bad of ["", "400", "900", "1500"]) {
+      assert.throws(() => provisionedThroughput("autoscale", bad), /at least 1000 RU\/s and a multiple of 1000/, bad);
+    }
+  });
+
+  it("sends manual and autoscale throughput in the headers the service takes", () => {
+    assert.deepEqual(throughputHeaders({ manual: 500 }), { "x-ms-offer-throughput": "500" });
+    assert.deepEqual(throughputHeaders({ autoscaleMax: 4000 }), { "x-ms-cosmos-offer-autopilot-settings": '{"maxThroughput":4000}' });
+    assert.deepEqual(throughputHeaders(null), {});
+  });
+
+  it("describes an offer", () => {
+    assert.equal(describeOffer({ content: { offerThroughput: 400 } }), "400 RU/s");
+    assert.equal(describeOffer({ content: { offerThroughput: 400, offerAutopilotSettings: { maxThroughput: 4000 } } }), "autoscale, up to 4000 RU/s");
+  });
+});
+
+describe("connect snippets", () => {
+  const endpoint = "https://localhost:8081/";
+  it("use the endpoint and key in every SDK's snippet", () => {
+    const all = snippets(endpoint, EMULATOR_KEY);
+    assert.deepEqual(all.map((s) => s.name), ["Go", "JavaScript", "Python", ".NET", "Java"]);
+    for (const s of all) {
+      assert.ok(s.code.includes(endpoint) || s.code.includes(`AccountEndpoint=${endpoint};`), `${s.name}: endpoint`);
+      assert.ok(s.code.includes(EMULATOR_KEY), `${s.name}: key`);
+      assert.doesNotMatch(s.code, /emulator\.pem/, `${s.name}: no certificate without TLS`);
+    }
+    assert.equal(connectionString(endpoint, "k"), `AccountEndpoint=${endpoint};AccountKey=k;`);
+  });
+
+  it("say how to trust the certificate over TLS", () => {
+    for (const s of snippets(endpoint, EMULATOR_KEY, { tls: true })) {
+      assert.match(s.code, /emulator\.pem/, s.name);
+    }
+  });
+});
+
 describe("server responses", () => {
   it("finds the text inside a Cosmos error message", () => {
     const msg = 'Message: {"Errors":["Indexing mode value cannot be \'none\' when \'defaultTtl\' is specified in the collection"]}\r\nActivityId: 1234, Request URI: /dbs/a/colls/b';
@@ -146,6 +193,7 @@ describe("routes", () => {
       { page: "home" },
       { page: "database", db: "a b" },
       { page: "container", db: "shop", coll: "c/1", tab: "settings" },
+      { page: "connect" },
     ]) {
       assert.deepEqual(parseRoute(routeHref(route)), route);
     }

@@ -36,6 +36,18 @@ export function errorText(message) {
 
 const enc = encodeURIComponent;
 
+/**
+ * throughputHeaders are the headers that provision a new database's or
+ * container's throughput (see model.js provisionedThroughput): manual
+ * RU/s in x-ms-offer-throughput, an autoscale maximum as JSON in
+ * x-ms-cosmos-offer-autopilot-settings; none for null.
+ */
+export function throughputHeaders(throughput) {
+  if (throughput?.autoscaleMax) return { "x-ms-cosmos-offer-autopilot-settings": JSON.stringify({ maxThroughput: throughput.autoscaleMax }) };
+  if (throughput?.manual) return { "x-ms-offer-throughput": String(throughput.manual) };
+  return {};
+}
+
 /** Paths of the resources the page uses (escaped, as sent and signed). */
 export const paths = {
   databases: () => "/dbs",
@@ -121,9 +133,14 @@ export class Client {
     return (await this.request("GET", paths.databases())).body.Databases ?? [];
   }
 
+  /** createDatabase creates a database; throughput is null (none
+   * shared), {manual} or {autoscaleMax}. */
   async createDatabase(id, throughput) {
-    const headers = throughput ? { "x-ms-offer-throughput": String(throughput) } : {};
-    return (await this.request("POST", paths.databases(), { body: { id }, headers })).body;
+    return (await this.request("POST", paths.databases(), { body: { id }, headers: throughputHeaders(throughput) })).body;
+  }
+
+  async database(db) {
+    return (await this.request("GET", paths.database(db))).body;
   }
 
   deleteDatabase(db) {
@@ -138,9 +155,10 @@ export class Client {
     return (await this.request("GET", paths.container(db, coll))).body;
   }
 
+  /** createContainer creates a container; throughput is null (the
+   * database's), {manual} or {autoscaleMax}. */
   async createContainer(db, definition, throughput) {
-    const headers = throughput ? { "x-ms-offer-throughput": String(throughput) } : {};
-    return (await this.request("POST", paths.containers(db), { body: definition, headers })).body;
+    return (await this.request("POST", paths.containers(db), { body: definition, headers: throughputHeaders(throughput) })).body;
   }
 
   /** replaceContainer PUTs the full body; etag guards against a lost update. */
@@ -159,6 +177,12 @@ export class Client {
     const sql = `SELECT * FROM root r WHERE r.offerResourceId = ${JSON.stringify(rid)}`;
     const res = await this.query(paths.offers(), sql);
     return res.body?.Offers?.[0] ?? null;
+  }
+
+  /** databaseOffer is a database's own (shared) offer; null when it has
+   * none. */
+  async databaseOffer(db) {
+    return this.offerFor((await this.database(db))._rid);
   }
 
   async replaceOffer(offer) {

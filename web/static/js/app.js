@@ -11,6 +11,7 @@ import { ServerClock } from "./clock.js";
 import { parseRoute, routeHref } from "./router.js";
 import { renderClockBar } from "./views/clockbar.js";
 import { renderConnect } from "./views/connect.js";
+import { renderConnectPanel } from "./views/connectpanel.js";
 import { ContainerPage } from "./views/container.js";
 import { renderDatabase } from "./views/database.js";
 import { renderHome } from "./views/home.js";
@@ -24,6 +25,7 @@ const ui = {
   clock: document.getElementById("clock"),
   endpoint: document.getElementById("endpoint"),
   disconnect: document.getElementById("disconnect"),
+  topnav: document.getElementById("topnav"),
   menu: document.getElementById("menu"),
   layout: document.querySelector(".layout"),
 };
@@ -95,13 +97,15 @@ async function connect(key, config) {
   await clock.detect(config);
   const catalog = new Catalog(client);
   // page is the drawn container page (tabs switch inside it); route is
-  // the route it was drawn for.
-  session = { client, clock, catalog, sidebar: new Sidebar(ui.sidebar, catalog), page: null, route: null };
+  // the route it was drawn for; key is the key the tab connected with,
+  // which the Connect page shows.
+  session = { client, clock, catalog, key, sidebar: new Sidebar(ui.sidebar, catalog), page: null, route: null };
   renderClockBar(ui.clock, clock);
   document.body.classList.add("connected");
   ui.sidebar.hidden = false;
   ui.disconnect.hidden = false;
   ui.menu.hidden = false;
+  ui.topnav.hidden = false;
   window.addEventListener("hashchange", () => route(true));
   route(false);
 }
@@ -120,6 +124,10 @@ function route(userAction) {
   const previous = session.route;
   session.route = target;
   session.sidebar.select(target);
+  for (const link of ui.topnav.querySelectorAll("a")) {
+    if (link.dataset.page === target.page) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
   setMenu(false);
   const samePage = previous && previous.page === "container" && target.page === "container" && previous.db === target.db && previous.coll === target.coll;
   if (samePage && session.page) {
@@ -131,7 +139,7 @@ function route(userAction) {
   const el = document.createElement("div");
   el.className = "view";
   ui.main.replaceChildren(el);
-  const ctx = { client: session.client, clock: session.clock, catalog: session.catalog, navigate };
+  const ctx = { client: session.client, clock: session.clock, catalog: session.catalog, key: session.key, navigate };
   const drawn = draw(el, ctx, target);
   if (userAction) drawn.then(() => el.querySelector("h1")?.focus());
 }
@@ -142,6 +150,8 @@ function pageTitle(target) {
       return `${target.db} · Ebb Explorer`;
     case "container":
       return `${target.coll} · ${target.db} · Ebb Explorer`;
+    case "connect":
+      return "Connect · Ebb Explorer";
     default:
       return "Ebb Explorer";
   }
@@ -154,6 +164,8 @@ async function draw(el, ctx, target) {
     case "container":
       session.page = new ContainerPage(ctx, target.db, target.coll);
       return session.page.mount(el, target.tab);
+    case "connect":
+      return renderConnectPanel(el, ctx);
     default:
       return renderHome(el, ctx);
   }

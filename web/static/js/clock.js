@@ -39,10 +39,14 @@ export class ServerClock extends EventTarget {
     if (this.controlled) this.update(await this.client.clock());
   }
 
+  /** advance moves a manual clock. Besides "change" it announces
+   * "advance", on which views reload what the move may have expired. */
   async advance(seconds) {
     this.update(await this.client.advanceClock(seconds));
+    this.dispatchEvent(new Event("advance"));
   }
 
+  /** update records a reading and announces "change" (the time shown). */
   update(reading) {
     this.epochSeconds = reading.epochSeconds;
     this.nowText = reading.now;

@@ -124,3 +124,24 @@ export function confirmDialog(question, confirmLabel) {
     cancel.focus();
   });
 }
+
+/**
+ * copyText puts text on the clipboard: the Clipboard API where the page
+ * has it (a secure context: https, or localhost), and otherwise a
+ * selected, off-screen textarea and the copy command.
+ */
+export async function copyText(text) {
+  if (navigator.clipboard?.writeText) {
+    await navigator.clipboard.writeText(text);
+    return;
+  }
+  const area = h("textarea", { class: "visually-hidden", readonly: true, "aria-hidden": "true" });
+  area.value = text;
+  document.body.append(area);
+  try {
+    area.select();
+    if (!document.execCommand("copy")) throw new Error("The browser did not allow copying; select the text and copy it yourself.");
+  } finally {
+    area.remove();
+  }
+}

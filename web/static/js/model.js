@@ -112,6 +112,38 @@ export function containerReplaceBody(container, { defaultTtl, indexingPolicy }) 
   return body;
 }
 
+/** Throughput of a new container: the database's, or its own. */
+export const THROUGHPUT_SHARED = "shared";
+export const THROUGHPUT_MANUAL = "manual";
+export const THROUGHPUT_AUTOSCALE = "autoscale";
+
+/**
+ * provisionedThroughput reads the throughput a create form asks for:
+ * null (the database's shared throughput), {manual} or {autoscaleMax},
+ * with the service's minimums and steps (Ebb applies the same). It
+ * throws an Error with a message for the user.
+ */
+export function provisionedThroughput(mode, text) {
+  if (mode === THROUGHPUT_SHARED) return null;
+  const t = String(text ?? "").trim();
+  const n = Number(t);
+  const whole = t !== "" && Number.isInteger(n);
+  if (mode === THROUGHPUT_AUTOSCALE) {
+    if (!whole || n < 1000 || n % 1000 !== 0) throw new Error("The autoscale maximum must be at least 1000 RU/s and a multiple of 1000.");
+    return { autoscaleMax: n };
+  }
+  if (!whole || n < 400 || n % 100 !== 0) throw new Error("Manual throughput must be at least 400 RU/s and a multiple of 100.");
+  return { manual: n };
+}
+
+/** describeOffer writes an offer's throughput: "400 RU/s" or
+ * "autoscale, up to 4000 RU/s". */
+export function describeOffer(offer) {
+  const autoscale = offer?.content?.offerAutopilotSettings;
+  if (autoscale) return `autoscale, up to ${autoscale.maxThroughput} RU/s`;
+  return `${offer?.content?.offerThroughput} RU/s`;
+}
+
 /**
  * parseItem validates the text of an edited item. It returns
  * {item} or {error} with a message for the user.

@@ -2,6 +2,7 @@
 // and navigation is plain anchors):
 //
 //   #/                              databases
+//   #/connect                       endpoint, key and SDK snippets
 //   #/db/{db}                       a database and its containers
 //   #/db/{db}/coll/{coll}/{tab}     a container: items, query, settings, ttl
 
@@ -10,6 +11,7 @@ const TABS = ["items", "query", "settings", "ttl"];
 /** parseRoute reads a location hash; unknown hashes go home. */
 export function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "connect" && parts.length === 1) return { page: "connect" };
   if (parts[0] === "db" && parts.length === 2) return { page: "database", db: parts[1] };
   if (parts[0] === "db" && parts[2] === "coll" && (parts.length === 4 || parts.length === 5)) {
     const tab = TABS.includes(parts[4]) ? parts[4] : "items";
@@ -26,6 +28,8 @@ export function routeHref(route) {
       return `#/db/${e(route.db)}`;
     case "container":
       return `#/db/${e(route.db)}/coll/${e(route.coll)}/${route.tab ?? "items"}`;
+    case "connect":
+      return "#/connect";
     default:
       return "#/";
   }

@@ -1,13 +1,16 @@
 // A database page: its containers, a form to create one, and delete.
 
 import { Notice, busy, confirmDialog, field, h, replace } from "../dom.js";
+import { describeOffer } from "../model.js";
 import { routeHref } from "../router.js";
 import { describeTtl } from "../ttl.js";
+import { throughputField } from "./throughputfield.js";
 import { ttlField } from "./ttlfield.js";
 
 export async function renderDatabase(el, ctx, db) {
   const notice = new Notice();
   const list = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  const formSlot = h("div", {});
   const del = h("button", { type: "button", class: "button danger" }, "Delete database");
   del.addEventListener("click", () => deleteDatabase(ctx, db, notice));
   replace(
@@ -15,7 +18,16 @@ export async function renderDatabase(el, ctx, db) {
     h("div", { class: "page-head" }, h("div", {}, h("p", { class: "eyebrow" }, "Database"), h("h1", { tabindex: "-1" }, db)), del),
     notice.el,
     h("section", { class: "card", "aria-labelledby": "coll-list-title" }, h("h2", { id: "coll-list-title" }, "Containers"), list),
-    newContainerForm(ctx, db),
+    formSlot,
+  );
+  // The form waits for the database's offer: whether a new container
+  // can share the database's throughput depends on it.
+  const drawForm = sharedThroughput(ctx, db).then(
+    (shared) => replace(formSlot, newContainerForm(ctx, db, shared)),
+    (e) => {
+      notice.error(e);
+      replace(formSlot, newContainerForm(ctx, db, null));
+    },
   );
   try {
     const containers = await ctx.catalog.containers(db);
@@ -24,6 +36,14 @@ export async function renderDatabase(el, ctx, db) {
     list.replaceChildren();
     notice.error(e);
   }
+  await drawForm;
+}
+
+/** sharedThroughput describes the database's own offer ("400 RU/s"),
+ * or is null when the database has none. */
+async function sharedThroughput(ctx, db) {
+  const offer = await ctx.client.databaseOffer(db);
+  return offer ? describeOffer(offer) : null;
 }
 
 function containerTable(db, containers) {
@@ -69,11 +89,11 @@ function partitionKeyDefinition(text) {
   return { paths, kind: paths.length > 1 ? "MultiHash" : "Hash", version: 2 };
 }
 
-function newContainerForm(ctx, db) {
+function newContainerForm(ctx, db, shared) {
   const notice = new Notice();
   const id = h("input", { name: "id", required: true, autocomplete: "off", spellcheck: "false", pattern: "[^\\/\\\\#?]+", title: 'An id cannot contain "/", "\\", "#" or "?".' });
   const pk = h("input", { name: "partitionKey", required: true, autocomplete: "off", spellcheck: "false", class: "mono", placeholder: "/category" });
-  const throughput = h("input", { name: "throughput", type: "number", min: "1", step: "1", inputmode: "numeric", value: "400" });
+  const throughput = throughputField(shared);
   const ttl = ttlField(undefined);
   const form = h(
     "form",
@@ -84,8 +104,8 @@ function newContainerForm(ctx, db) {
       { class: "field-row" },
       field("Container id", id),
       field("Partition key", pk, "A path such as /category; several comma-separated paths make a hierarchical key."),
-      field("Throughput (RU/s)", throughput, "Leave empty to use the database's shared throughput."),
     ),
+    throughput.el,
     ttl.el,
     notice.el,
     h("div", { class: "actions" }, h("button", { type: "submit", class: "button primary" }, "Create container")),
@@ -94,7 +114,9 @@ function newContainerForm(ctx, db) {
     event.preventDefault();
     notice.clear();
     let definition;
+    let provisioned;
     try {
+      provisioned = throughput.read();
       definition = { id: id.value.trim(), partitionKey: partitionKeyDefinition(pk.value) };
       const defaultTtl = ttl.read();
       if (defaultTtl !== undefined) definition.defaultTtl = defaultTtl;
@@ -104,7 +126,7 @@ function newContainerForm(ctx, db) {
     }
     await busy(form, async () => {
       try {
-        const created = await ctx.client.createContainer(db, definition, throughput.value ? Number(throughput.value) : 0);
+        const created = await ctx.client.createContainer(db, definition, provisioned);
         ctx.catalog.invalidate(db);
         ctx.navigate({ page: "container", db, coll: created.id, tab: "items" });
       } catch (e) {

@@ -6,7 +6,7 @@ import { formatJSON } from "../format.js";
 import { newItemTemplate, parseItem, partitionKeyOf } from "../model.js";
 
 /**
- * itemEditor returns {el, focus}. item is null for a new item. onSaved
+ * itemEditor returns {el, focus} (focus does not scroll). item is null for a new item. onSaved
  * (saved item, message), onDeleted(message) and onClose are callbacks.
  */
 export function itemEditor({ client, db, coll, container, item, onSaved, onDeleted, onClose }) {
@@ -39,15 +39,22 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
     h("div", { class: "actions" }, save, del, close),
   );
 
+  // A new item's template has an empty id: that is not a mistake until
+  // the user has typed or tried to save.
+  let touched = !isNew;
   const validate = () => {
     const parsed = parseItem(text.value);
-    check.textContent = parsed.error ?? "Valid JSON.";
-    check.classList.toggle("bad", Boolean(parsed.error));
-    text.setAttribute("aria-invalid", String(Boolean(parsed.error)));
-    save.disabled = Boolean(parsed.error);
+    const bad = touched && Boolean(parsed.error);
+    check.textContent = bad ? parsed.error : parsed.error ? "" : "Valid JSON.";
+    check.classList.toggle("bad", bad);
+    text.setAttribute("aria-invalid", String(bad));
+    save.disabled = bad;
     return parsed;
   };
-  text.addEventListener("input", validate);
+  text.addEventListener("input", () => {
+    touched = true;
+    validate();
+  });
   text.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
@@ -60,8 +67,12 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    touched = true;
     const parsed = validate();
-    if (parsed.error) return;
+    if (parsed.error) {
+      text.focus();
+      return;
+    }
     status.replaceChildren();
     await busy(form, async () => {
       try {
@@ -86,5 +97,5 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
     }
   });
 
-  return { el: form, focus: () => text.focus() };
+  return { el: form, focus: () => text.focus({ preventScroll: true }) };
 }

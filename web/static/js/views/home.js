@@ -52,7 +52,7 @@ function newDatabaseForm(ctx) {
     notice.clear();
     await busy(form, async () => {
       try {
-        const db = await ctx.client.createDatabase(id.value.trim(), throughput.value ? Number(throughput.value) : 0);
+        const db = await ctx.client.createDatabase(id.value.trim(), throughput.value ? { manual: Number(throughput.value) } : null);
         ctx.catalog.invalidate();
         ctx.navigate({ page: "database", db: db.id });
       } catch (e) {

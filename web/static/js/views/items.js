@@ -34,7 +34,10 @@ class ItemsView {
   }
 
   start() {
+    // A new reading redraws when each item expires; a move of the clock
+    // reloads the list, since items it expired are gone from reads.
     this.ctx.clock.addEventListener("change", () => this.drawRows(), { signal: this.ctx.signal });
+    this.ctx.clock.addEventListener("advance", () => this.load(true), { signal: this.ctx.signal });
     const table = h(
       "table",
       { class: "table responsive items-table" },
@@ -134,7 +137,7 @@ class ItemsView {
 
   row(item) {
     const container = this.page.container;
-    const open = h("button", { type: "button", class: "link mono", onclick: () => this.openEditor(item) }, item.id);
+    const open = h("button", { type: "button", class: "link mono item-id", title: item.id, onclick: () => this.openEditor(item) }, item.id);
     const ttl = "ttl" in item ? JSON.stringify(item.ttl) : "—";
     return h(
       "tr",
@@ -187,9 +190,16 @@ class ItemsView {
       },
       onClose: () => this.closeEditor(),
     });
-    replace(this.editorSlot, editor.el);
+    this.showInSlot(editor);
+  }
+
+  /** showInSlot puts the editor or the partition-delete panel beside or
+   * below the list (style.css decides which) and brings it into view. */
+  showInSlot(panel) {
+    replace(this.editorSlot, panel.el);
     this.el.querySelector(".items-layout").classList.add("with-editor");
-    editor.focus();
+    panel.el.scrollIntoView({ block: "nearest" });
+    panel.focus();
   }
 
   openPartitionDelete() {
@@ -200,9 +210,7 @@ class ItemsView {
       onDeleted: () => this.load(true),
       onClose: () => this.closeEditor(),
     });
-    replace(this.editorSlot, panel.el);
-    this.el.querySelector(".items-layout").classList.add("with-editor");
-    panel.focus();
+    this.showInSlot(panel);
   }
 
   closeEditor() {

@@ -69,5 +69,5 @@ export function partitionDeletePanel({ ctx, page, onDeleted, onClose }) {
     });
   });
 
-  return { el: h("div", { class: "side-panel" }, form, status.el), focus: () => inputs[0]?.focus() };
+  return { el: h("div", { class: "side-panel" }, form, status.el), focus: () => inputs[0]?.focus({ preventScroll: true }) };
 }

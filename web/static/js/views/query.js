@@ -52,6 +52,10 @@ export function renderQuery(el, ctx, page) {
           : { sql: text.value, docs, charge: res.charge, pages: 1, lastCharge: res.charge, continuation: res.continuation, metrics: res.metrics };
         drawResults(results, state, () => run(true));
       } catch (e) {
+        // The error alone shows: results of an earlier query under it
+        // would read as the answer to this one.
+        state = null;
+        results.replaceChildren();
         notice.error(e);
       }
     });

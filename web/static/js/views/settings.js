@@ -5,28 +5,33 @@
 
 import { Notice, busy, field, h, replace } from "../dom.js";
 import { formatJSON } from "../format.js";
-import { containerReplaceBody, parseObject } from "../model.js";
+import { containerReplaceBody, describeOffer, parseObject } from "../model.js";
 import { ttlField } from "./ttlfield.js";
 
 export async function renderSettings(el, ctx, page) {
   const notice = new Notice();
   replace(el, notice.el, h("p", { class: "muted" }, "Loading…"));
   let offer = null;
+  let shared = null;
   try {
     offer = await ctx.client.offerFor(page.container._rid);
+    if (!offer) shared = await ctx.client.databaseOffer(page.db);
   } catch (e) {
     notice.error(e);
   }
-  new SettingsForm(el, ctx, page, notice, offer).draw();
+  new SettingsForm(el, ctx, page, notice, offer, shared).draw();
 }
 
 class SettingsForm {
-  constructor(el, ctx, page, notice, offer) {
+  /** offer is the container's own; shared, the database's when the
+   * container has none (null when neither has one). */
+  constructor(el, ctx, page, notice, offer, shared) {
     this.el = el;
     this.ctx = ctx;
     this.page = page;
     this.notice = notice;
     this.offer = offer;
+    this.shared = shared;
   }
 
   draw() {
@@ -44,7 +49,7 @@ class SettingsForm {
       h(
         "div",
         { class: "settings-section" },
-        this.throughput ? this.throughput.field : h("p", { class: "muted" }, "This container has no throughput of its own (it shares its database's, or has none)."),
+        this.throughput ? this.throughput.field : h("p", { class: "muted" }, this.noOwnThroughput()),
       ),
       this.notice.el,
       h(
@@ -70,6 +75,13 @@ class SettingsForm {
     const input = h("input", { type: "number", min: "1", step: "1", inputmode: "numeric", required: true, value: String(current ?? "") });
     const label = autoscale ? "Autoscale maximum (RU/s)" : "Manual throughput (RU/s)";
     return { input, autoscale, current, field: field(label, input) };
+  }
+
+  /** noOwnThroughput says where a container without an offer gets its
+   * throughput: the database's, where the database has an offer. */
+  noOwnThroughput() {
+    if (!this.shared) return "This container has no throughput of its own.";
+    return `This container has no throughput of its own: it shares its database's (${describeOffer(this.shared)}).`;
   }
 
   discard() {
