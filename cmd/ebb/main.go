@@ -133,6 +133,7 @@ func serveFlags(cfg *server.Config, logLevel *string) *flag.FlagSet {
 	fs.DurationVar(&cfg.Timeouts.Idle, "idle-timeout", server.DefaultTimeouts.Idle, "longest a kept-alive connection may wait for its next request")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "most connections each listener holds open at once; more wait to be accepted")
 	fs.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&cfg.AccessLog, "access-log", false, "log every request at info (method, path, status, time taken, remote address); without it only rejected requests (401, 403) are")
 	fs.Usage = usage(fs)
 	return fs
 }

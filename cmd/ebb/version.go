@@ -49,7 +49,9 @@ func versionString() string {
 // runVersion is `ebb version`.
 func runVersion(args []string) error {
 	fs := flag.NewFlagSet("ebb version", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "usage: ebb version\n\nPrints Ebb's version, commit, Go version and platform.") }
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ebb version\n\nPrints Ebb's version, commit, Go version and platform.")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -74,3 +74,18 @@ func TestRejectedRequestLogged(t *testing.T) {
 		t.Errorf("want one line without the signature, got: %s", line)
 	}
 }
+
+// TestAccessLog: with AccessLog every request is logged at info.
+func TestAccessLog(t *testing.T) {
+	var logs bytes.Buffer
+	g := New(Options{AccessLog: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	req := httptest.NewRequest(http.MethodGet, "/_ebb/health", nil)
+	req.RemoteAddr = "192.0.2.8:4000"
+	g.Handler().ServeHTTP(httptest.NewRecorder(), req)
+	line := logs.String()
+	for _, want := range []string{"level=INFO", "msg=request", "path=/_ebb/health", "status=200", "remote=192.0.2.8:4000", "took="} {
+		if !strings.Contains(line, want) {
+			t.Errorf("access log lacks %s: %s", want, line)
+		}
+	}
+}

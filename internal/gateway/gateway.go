@@ -50,6 +50,8 @@ type Options struct {
 	// serves them elsewhere).
 	Metrics        *metrics.Registry
 	NoMetricsRoute bool
+	// AccessLog logs every request at info, not only rejected ones.
+	AccessLog bool
 	// StoreBackend names the kind of store in readiness answers
 	// ("pebble", "memory", "postgres"); never its address.
 	StoreBackend string
@@ -271,6 +273,8 @@ func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took t
 		// Operators see who is turned away at the default level; the
 		// request's authorization header is never logged.
 		g.log.Info("request rejected", "method", r.Method, "path", r.URL.Path, "status", status, "remote", r.RemoteAddr)
+	case g.opts.AccessLog:
+		g.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status, "took", took, "remote", r.RemoteAddr)
 	case g.log.Enabled(r.Context(), slog.LevelDebug):
 		g.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", status, "took", took)
 	}

@@ -76,6 +76,8 @@ type Config struct {
 	// time to pass). The system clock measures them even with
 	// ClockControl.
 	QueryClock clock.Clock
+	// AccessLog logs every request at info.
+	AccessLog bool
 	// MetricsListen serves /metrics on another address, without a key,
 	// instead of on the API listener, where it needs the master key.
 	MetricsListen string
@@ -293,7 +295,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	gw := gateway.New(gateway.Options{
 		Engine: s.Engine, Verifier: verifier, WallClock: wall, ManualClock: s.Manual,
 		Advertise: cfg.Advertise, CertPEM: s.CertPEM, Logger: cfg.Logger,
-		Metrics: s.Metrics, NoMetricsRoute: cfg.MetricsListen != "", StoreBackend: backend,
+		Metrics: s.Metrics, NoMetricsRoute: cfg.MetricsListen != "", StoreBackend: backend, AccessLog: cfg.AccessLog,
 		Explorer: web.Handler(web.Config{EmulatorKey: cfg.Key, ClockControl: cfg.ClockControl}),
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
