@@ -28,9 +28,10 @@ import (
 
 // adminCommands are the subcommands that talk to a running server.
 var adminCommands = map[string]func(args []string, out io.Writer) error{
-	"clock": runClock,
-	"ttl":   runTTL,
-	"ls":    runLs,
+	"clock":  runClock,
+	"ttl":    runTTL,
+	"ls":     runLs,
+	"backup": runBackup,
 }
 
 // adminClient sends signed requests to one server.
@@ -73,8 +74,8 @@ func adminFlags(fs *flag.FlagSet) func() (*adminClient, error) {
 			// may not have trusted yet; nobody else can answer on loopback.
 			tlsConfig.InsecureSkipVerify = true
 		}
-		transport := &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true}
-		return &adminClient{endpoint: u, signer: signer, http: &http.Client{Transport: transport, Timeout: time.Minute}, json: *asJSON}, nil
+		transport := &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true, ResponseHeaderTimeout: time.Minute}
+		return &adminClient{endpoint: u, signer: signer, http: &http.Client{Transport: transport}, json: *asJSON}, nil
 	}
 }
 
@@ -104,19 +105,20 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("the server answered %d: %s", e.status, e.message)
 }
 
-// do sends a signed request for path (escaped, without the endpoint's
-// path) and returns the body of a 2xx answer and its headers.
-func (c *adminClient) do(ctx context.Context, method, path string, body []byte, header http.Header) ([]byte, http.Header, error) {
+// send sends a signed request for path (escaped, without the endpoint's
+// path) and returns a 2xx response, whose body the caller closes; any
+// other answer is an *apiError with the service's message.
+func (c *adminClient) send(ctx context.Context, method, path string, body []byte, header http.Header) (*http.Response, error) {
 	resType, link, err := auth.ResourceOf(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	u := *c.endpoint
 	u.Path, u.RawPath = "", ""
 	target := strings.TrimSuffix(u.String(), "/") + path
 	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -131,8 +133,31 @@ func (c *adminClient) do(ctx context.Context, method, path string, body []byte, 
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if c.endpoint.Scheme == "https" && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-			return nil, nil, fmt.Errorf("%w (the server runs with --no-tls: use --endpoint http://%s/)", err, c.endpoint.Host)
+			return nil, fmt.Errorf("%w (the server runs with --no-tls: use --endpoint http://%s/)", err, c.endpoint.Host)
 		}
+		return nil, err
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(out, &e) != nil || e.Message == "" {
+		e.Message = strings.TrimSpace(string(out))
+	}
+	return nil, &apiError{status: resp.StatusCode, message: e.Message}
+}
+
+// do is send for an answer read whole: the body of a 2xx answer and its
+// headers, within a minute.
+func (c *adminClient) do(ctx context.Context, method, path string, body []byte, header http.Header) ([]byte, http.Header, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	resp, err := c.send(ctx, method, path, body, header)
+	if err != nil {
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
@@ -140,15 +165,6 @@ func (c *adminClient) do(ctx context.Context, method, path string, body []byte, 
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return nil, nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(out, &e) != nil || e.Message == "" {
-			e.Message = strings.TrimSpace(string(out))
-		}
-		return nil, nil, &apiError{status: resp.StatusCode, message: e.Message}
 	}
 	return out, resp.Header, nil
 }

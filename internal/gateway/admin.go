@@ -3,8 +3,10 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
 )
 
@@ -92,4 +94,40 @@ func (g *Gateway) partitionDeletes(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
+}
+
+// backup serves GET /_ebb/backup: a tar archive of a consistent snapshot
+// of the embedded store, taken while Ebb serves, which `ebb restore`
+// turns back into a data directory. Its size goes ahead in x-ebb-backup-bytes,
+// for progress. The write deadline moves on with
+// every write, so a large backup is bounded by a stalled client, not by
+// its size.
+func (g *Gateway) backup(w http.ResponseWriter, r *http.Request) error {
+	out := &deadlineWriter{w: w, rc: http.NewResponseController(w), clock: g.opts.WallClock}
+	err := g.eng.Backup(r.Context(), out, func(size int64) {
+		w.Header().Set("content-type", "application/x-tar")
+		w.Header().Set("x-ebb-backup-bytes", strconv.FormatInt(size, 10))
+	})
+	if err != nil && out.wrote {
+		// The status is sent; only a cut connection tells the client.
+		g.log.Error("backup failed while sending", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return err
+}
+
+// backupIdle is how long a backup's client may take to accept more bytes.
+const backupIdle = time.Minute
+
+type deadlineWriter struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	clock clock.Clock
+	wrote bool
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	d.wrote = true
+	_ = d.rc.SetWriteDeadline(d.clock.Now().Add(backupIdle))
+	return d.w.Write(p)
 }

@@ -137,6 +137,7 @@ func (g *Gateway) Handler() http.Handler {
 	api("/dbs/{db}/users/", g.notImplemented)
 	api("/dbs/{db}/users", g.notImplemented)
 
+	api("GET /_ebb/backup", g.backup)
 	api("GET /_ebb/clock", g.readClock)
 	api("POST /_ebb/clock", g.setClock)
 	open("GET /_ebb/health", g.live)
@@ -206,6 +207,11 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 		w.Header()[hActivity] = []string{activity}
 		defer func() {
 			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					// A handler cutting a response it has begun: the
+					// server closes the connection without a log line.
+					panic(p)
+				}
 				g.log.Error("panic serving request", "activity", activity, "method", r.Method, "path", r.URL.Path, "panic", p)
 				g.writeError(w, r, errors.New("internal error"))
 			}
@@ -238,6 +244,10 @@ type recorder struct {
 	status int
 	charge float64
 }
+
+// Unwrap lets http.ResponseController reach the connection (deadlines,
+// flushes) through the recorder.
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *recorder) WriteHeader(status int) {
 	if w.status == 0 {

@@ -8,6 +8,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // ErrNotFound is returned by Get when the key is absent.
@@ -72,4 +73,14 @@ type Writer interface {
 	Delete(key []byte) error
 	// DeleteRange deletes every key in [start, end).
 	DeleteRange(start, end []byte) error
+}
+
+// Backuper is a Store that can write a consistent copy of itself while it
+// serves: the embedded Pebble store. A shared database is backed up with
+// its own tools.
+type Backuper interface {
+	// Backup writes a tar archive of a consistent snapshot of the whole
+	// store to w. sizeHint, called once before the archive's first byte,
+	// is told the archive's size in bytes.
+	Backup(ctx context.Context, w io.Writer, sizeHint func(bytes int64)) error
 }

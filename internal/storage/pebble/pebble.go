@@ -48,6 +48,8 @@ type Store struct {
 	db *pebble.DB
 	// inMemory is set for OpenMemory: no WAL, so nothing to sync.
 	inMemory bool
+	// dir is the store's directory, empty in memory.
+	dir string
 	// writeMu serializes Update callbacks. See the package doc.
 	writeMu sync.Mutex
 
@@ -109,11 +111,14 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	if fs == nil {
+		// Checkpoints of backups that were running when the last process
+		// stopped; none can run now, with the directory locked.
+		_ = os.RemoveAll(filepath.Join(dir, backupDir))
 		// Only read when the lock is refused, so it names the process that
 		// holds it; a stale one does no harm.
 		_ = os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 	}
-	s := &Store{db: db, inMemory: fs != nil}
+	s := &Store{db: db, inMemory: fs != nil, dir: dir}
 	s.drained = sync.NewCond(&s.mu)
 	return s, nil
 }
