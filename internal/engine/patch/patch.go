@@ -68,14 +68,15 @@ func checkRequestFields(body []byte, off int) error {
 // Parse reads a patch body: the Go SDK's {"condition", "operations"}
 // or the JS SDK's bare array of operations.
 func Parse(body []byte) (ops []Op, condition string, err error) {
-	if !json.Valid(body) {
-		return nil, "", dberr.BadRequest("The patch body is not valid JSON. %s", document.JSONErrorDetail(body))
-	}
 	// The values become part of the document, so they get the document's
 	// checks (a name repeated at any depth, nesting, numbers), worded with
 	// where in the body they are; and no member may mean something else
 	// to encoding/json than to the client (document.CheckFields).
-	if err := document.CheckShape(body); err != nil {
+	ok, err := document.CheckJSON(body)
+	if !ok {
+		return nil, "", dberr.BadRequest("The patch body is not valid JSON. %s", document.JSONErrorDetail(body))
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	if i := document.SkipSpace(body, 0); body[i] == '[' {
