@@ -483,11 +483,9 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 		h.Seq = st.seq
 	}
 	rid := c.docRID(h.Seq)
-	v := make([]byte, 0, document.HeaderLen+len(p.body)+160)
-	v = h.Append(v)
-	v = document.WithSystemProps(v, p.body, p.ms, document.SystemProps{
+	v := document.StoredItem(h, p.body, p.ms, document.SystemProps{
 		RID: rid, Self: c.self + "docs/" + rid + "/", Etag: itemEtag(h.LSN), Ts: h.Ts,
-		Extra: [][2]string{{"_attachments", "attachments/"}},
+		Extra: itemLinks,
 	})
 	if err := t.w.Set(key, v); err != nil {
 		return written{}, err
@@ -520,6 +518,9 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	t.wrote = append(t.wrote, h)
 	return written{doc: doc, hdr: h, created: !exists}, nil
 }
+
+// itemLinks are the resource links an item carries after its _etag.
+var itemLinks = [][2]string{{"_attachments", "attachments/"}}
 
 // resolvePoint finds the container, encoded partition key and storage
 // key that a point request (read, delete, patch) addresses.
