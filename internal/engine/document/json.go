@@ -29,11 +29,17 @@ type Member struct {
 // ObjectMembers returns the members of a JSON object in document order.
 // REQUIRES: json.Valid(doc).
 func ObjectMembers(doc []byte) ([]Member, bool) {
+	return AppendMembers(nil, doc)
+}
+
+// AppendMembers is ObjectMembers appending to out, for a caller that
+// keeps a buffer of members from one document to the next.
+// REQUIRES: json.Valid(doc).
+func AppendMembers(out []Member, doc []byte) ([]Member, bool) {
 	i := SkipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
-		return nil, false
+		return out, false
 	}
-	var out []Member
 	i = SkipSpace(doc, i+1)
 	if i < len(doc) && doc[i] == '}' {
 		return out, true
