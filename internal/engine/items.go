@@ -260,14 +260,29 @@ type prepared struct {
 // prepare validates a document for container c: its size, id,
 // partition key and ttl.
 func (c *container) prepare(body []byte) (prepared, error) {
-	if len(body) > MaxDocumentSize {
-		return prepared{}, &Error{Kind: KindTooLarge, Message: fmt.Sprintf("Request size is too large: the document is %d bytes; the maximum is %d.", len(body), MaxDocumentSize)}
+	if err := checkSize(body); err != nil {
+		return prepared{}, err
 	}
 	ms, err := document.ObjectBody(body)
 	if err != nil {
 		return prepared{}, err
 	}
+	return c.prepareMembers(body, ms)
+}
+
+// checkSize refuses a document over the service's size limit.
+func checkSize(body []byte) error {
+	if len(body) > MaxDocumentSize {
+		return &Error{Kind: KindTooLarge, Message: fmt.Sprintf("Request size is too large: the document is %d bytes; the maximum is %d.", len(body), MaxDocumentSize)}
+	}
+	return nil
+}
+
+// prepareMembers is prepare of a valid document whose top-level members
+// are ms.
+func (c *container) prepareMembers(body []byte, ms []document.Member) (prepared, error) {
 	p := prepared{body: body, ms: ms}
+	var err error
 	if p.id, err = checkItemID(document.Lookup(ms, "id")); err != nil {
 		return prepared{}, err
 	}

@@ -324,12 +324,12 @@ func isLinkProperty(key string, extra [][2]string) bool {
 	return false
 }
 
-// maxDepth is how deeply a document may nest objects and arrays. The
+// MaxDepth is how deeply a document may nest objects and arrays. The
 // query engine parses documents recursively and shares this limit.
-const maxDepth = 128
+const MaxDepth = 128
 
 // CheckShape rejects what json.Valid lets through but a document cannot
-// be: nesting beyond maxDepth, numbers beyond float64's range (Cosmos
+// be: nesting beyond MaxDepth, numbers beyond float64's range (Cosmos
 // numbers are IEEE doubles) and an object that names a property twice
 // (names.go says why). It is one scan over doc; it allocates only for an
 // object with more than linearNames members, more than 32 objects or 64
@@ -388,8 +388,8 @@ func CheckShape(doc []byte) error {
 			}
 			i = j
 		case c == '{' || c == '[':
-			if depth++; depth > maxDepth {
-				return dberr.BadRequest("The document nests objects and arrays more than %d levels deep.", maxDepth)
+			if depth++; depth > MaxDepth {
+				return dberr.BadRequest("The document nests objects and arrays more than %d levels deep.", MaxDepth)
 			}
 			if c == '{' {
 				frames = append(frames, nameFrame{start: int32(len(names))})

@@ -52,7 +52,7 @@ func CheckJSON(body []byte) (ok bool, err error) {
 
 // maxSyntaxDepth is the deepest nesting encoding/json accepts as JSON
 // (its scanner's maxNestingDepth); deeper is a syntax error there, so it
-// is one here too, however far beyond maxDepth that is.
+// is one here too, however far beyond MaxDepth that is.
 const maxSyntaxDepth = 10000
 
 // shapeKind is what makes a valid JSON text no document (see CheckShape).
@@ -81,7 +81,7 @@ func (e shapeError) err(doc []byte) error {
 	case shapeDuplicate:
 		return duplicateName(doc, e.off, e.name.name(doc))
 	case shapeDepth:
-		return dberr.BadRequest("The document nests objects and arrays more than %d levels deep.", maxDepth)
+		return dberr.BadRequest("The document nests objects and arrays more than %d levels deep.", MaxDepth)
 	case shapeNumber:
 		return dberr.BadRequest("The number %s is outside the range of a double.", Truncate(doc[e.off:e.end], 40))
 	}
@@ -181,7 +181,7 @@ func scan(doc []byte, ms []Member) ([]Member, scanResult) {
 				open[d/64] &^= 1 << (d % 64)
 			}
 			if r.shape.kind == shapeOK {
-				if depth > maxDepth {
+				if depth > MaxDepth {
 					r.shape = shapeError{kind: shapeDepth}
 				} else if obj {
 					frames = append(frames, nameFrame{start: int32(len(names))})

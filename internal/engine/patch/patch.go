@@ -289,3 +289,37 @@ func (op *Op) TouchesPK(def document.PKDef) bool {
 	}
 	return touches(op.path) || (op.Op == "move" && touches(op.from))
 }
+
+// Reach is how deep in the document the value op wrote sits, counting
+// the document itself as 1, the containers around the value and the
+// value's own nesting; 0 for a remove. The stored document was within
+// document.MaxDepth, and a patch changes the document only where its
+// operations write, so when no operation reaches beyond the limit
+// neither does the patched document, and it need not be walked again.
+// REQUIRES: op was applied (a move's value is the one it moved).
+func (op *Op) Reach() int {
+	if op.Op == "remove" {
+		return 0
+	}
+	return len(op.path) + Depth(op.value)
+}
+
+// Depth is how deeply v nests objects and arrays: 0 for a scalar, 1 for
+// an empty object or array.
+func Depth(v query.Value) int {
+	switch v.Kind() {
+	case query.Array:
+		d := 0
+		for _, e := range v.Elems() {
+			d = max(d, Depth(e))
+		}
+		return d + 1
+	case query.Object:
+		d := 0
+		for _, m := range v.Members() {
+			d = max(d, Depth(m.Value))
+		}
+		return d + 1
+	}
+	return 0
+}
