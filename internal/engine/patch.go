@@ -67,15 +67,23 @@ func (c *container) parsePatchRequest(body []byte) (patchRequest, error) {
 // patch applies pr to the visible item at key with PatchItem's
 // preconditions; the condition is evaluated at the transaction's instant.
 func (t *itemTx) patch(key []byte, pr patchRequest, ifMatch string) (written, error) {
-	old, exists, err := t.items.get(key)
-	switch {
-	case err != nil:
-		return written{}, err
-	case !exists:
-		return written{}, ErrNotFound
-	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
-		return written{}, ErrPreconditionFailed
-	}
+	var w written
+	err := t.items.lend(key, func(old storedItem, exists bool) error {
+		switch {
+		case !exists:
+			return ErrNotFound
+		case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
+			return ErrPreconditionFailed
+		}
+		var err error
+		w, err = t.patchVersion(key, pr, old)
+		return err
+	})
+	return w, err
+}
+
+// patchVersion applies pr to old, the visible version stored at key.
+func (t *itemTx) patchVersion(key []byte, pr patchRequest, old storedItem) (written, error) {
 	// The stored document is parsed once: the condition is evaluated on
 	// it, the operations change it in place and it is encoded once.
 	doc, err := query.ParseJSON(old.doc)

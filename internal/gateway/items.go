@@ -51,16 +51,18 @@ func writeItem(w http.ResponseWriter, r *http.Request, status int, res engine.Re
 	return writeResource(w, status, res)
 }
 
+// readItem writes the item out while the store lends it (ReadItemTo),
+// so that the document is copied once, into the response.
 func (g *Gateway) readItem(w http.ResponseWriter, r *http.Request) error {
-	res, err := g.eng.ReadItem(r.Context(), itemRef(r), r.Header.Get("If-None-Match"))
-	if err != nil {
-		if engine.IsKind(err, engine.KindNotModified) {
-			w.Header().Set("etag", res.ETag)
-			w.Header().Set("x-ms-session-token", res.Session)
-		}
-		return err
+	res, err := g.eng.ReadItemTo(r.Context(), itemRef(r), r.Header.Get("If-None-Match"), func(res engine.Resource) error {
+		return writeResource(w, http.StatusOK, res)
+	})
+	if engine.IsKind(err, engine.KindNotModified) {
+		h := w.Header()
+		h[hEtag] = []string{res.ETag}
+		h[hSession] = []string{res.Session}
 	}
-	return writeResource(w, http.StatusOK, res)
+	return err
 }
 
 func (g *Gateway) replaceItem(w http.ResponseWriter, r *http.Request) error {

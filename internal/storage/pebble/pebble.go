@@ -133,6 +133,17 @@ func (s *Store) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return r.Get(key)
 }
 
+// Lend implements storage.Store: fn reads the memtable's or the block
+// cache's memory, pinned until it returns.
+func (s *Store) Lend(ctx context.Context, key []byte, fn func(value []byte) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	r := reader{r: s.db}
+	return r.Lend(key, fn)
+}
+
 // View implements storage.Store.
 func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
 	if err := s.enter(ctx); err != nil {
@@ -233,6 +244,20 @@ func (r *reader) Get(key []byte) ([]byte, error) {
 	copy(out, v)
 	closer.Close()
 	return out, nil
+}
+
+// Lend implements storage.Reader without the copy Get makes: Pebble's
+// value stays valid until its closer is closed, after fn.
+func (r *reader) Lend(key []byte, fn func(value []byte) error) error {
+	v, closer, err := r.r.Get(emptyToNil(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return storage.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	return fn(v)
 }
 
 // GetMany implements storage.Reader with one iterator that seeks from
