@@ -22,7 +22,7 @@ func ObjectBody(body []byte) ([]Member, error) {
 	if len(body) > math.MaxInt32 {
 		return nil, dberr.BadRequest("The document is too large to check: %d bytes.", len(body))
 	}
-	ms, r := scan(body, make([]Member, 0, 8))
+	ms, r := scan(body, true)
 	switch {
 	case !r.json:
 		return nil, dberr.BadRequest("The request body is not valid JSON. %s", JSONErrorDetail(body))
@@ -43,7 +43,7 @@ func CheckJSON(body []byte) (ok bool, err error) {
 	if len(body) > math.MaxInt32 {
 		return true, dberr.BadRequest("The document is too large to check: %d bytes.", len(body))
 	}
-	_, r := scan(body, nil)
+	_, r := scan(body, false)
 	if !r.json {
 		return false, nil
 	}
@@ -102,8 +102,9 @@ type scanResult struct {
 }
 
 // scan is one validating pass over doc: the grammar as encoding/json
-// checks it, the UTF-8 of strings and the shape CheckShape checks. When
-// ms is not nil it appends the members of a top-level object to it.
+// checks it, the UTF-8 of strings and the shape CheckShape checks. With
+// members set it returns the members of a top-level object, in a slice
+// of their number.
 //
 // The grammar is a loop over a stack of open containers (one bit each,
 // set for an object), never recursion, so no input can exhaust the
@@ -112,11 +113,15 @@ type scanResult struct {
 // after the first shape problem only the grammar and UTF-8 are checked.
 // The stacks are local variables, not a struct's fields behind a
 // pointer, so that their first buffers stay on the stack: a scan
-// allocates only for more than 256 levels, 32 objects or 64 names open at
-// once, or a wide object.
+// allocates only for the members it returns, more than 256 levels, 32
+// objects or 64 names open at once, 16 top-level members or a wide
+// object.
 // REQUIRES: len(doc) <= math.MaxInt32.
-func scan(doc []byte, ms []Member) ([]Member, scanResult) {
+func scan(doc []byte, members bool) ([]Member, scanResult) {
 	var r scanResult
+	// The top-level members' offsets, made into Members at the end.
+	var spanBuf [16]memberSpan
+	spans := spanBuf[:0]
 	var openBuf [4]uint64
 	var frameBuf [32]nameFrame
 	var nameBuf [64]nameRef
@@ -227,13 +232,17 @@ func scan(doc []byte, ms []Member) ([]Member, scanResult) {
 		// A value ended at i: close what it ends, then find the next one.
 	next:
 		for {
-			if depth == 1 && r.object && ms != nil {
-				ms = append(ms, Member{
-					Key: Unquote(doc[keyStart:keyEnd]), Val: doc[valStart:i], Start: keyStart, End: i,
-				})
+			if depth == 1 && r.object && members {
+				spans = append(spans, memberSpan{keyStart, keyEnd, valStart, i})
 			}
 			if i = SkipSpace(doc, i); depth == 0 {
-				r.json = i == len(doc)
+				if r.json = i == len(doc); !r.json || !r.object || !members {
+					return nil, r
+				}
+				ms := make([]Member, len(spans))
+				for j, sp := range spans {
+					ms[j] = Member{Key: Unquote(doc[sp.key:sp.keyEnd]), Val: doc[sp.val:sp.end], Start: sp.key, End: sp.end}
+				}
 				return ms, r
 			}
 			if i >= len(doc) {
@@ -260,6 +269,10 @@ func scan(doc []byte, ms []Member) ([]Member, scanResult) {
 		}
 	}
 }
+
+// memberSpan locates a member in a document: its name's literal, its
+// value and its end.
+type memberSpan struct{ key, keyEnd, val, end int }
 
 // closeObject drops the innermost object's frame and names when obj.
 func closeObject(obj bool, frames []nameFrame, names []nameRef, sets []map[string]struct{}) ([]nameFrame, []nameRef, []map[string]struct{}) {
