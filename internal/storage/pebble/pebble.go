@@ -183,7 +183,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 func (s *Store) applyLocked(b *pebble.Batch, fn func(storage.Writer) error) (applied bool, err error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	w := &writer{reader: reader{r: b}, b: b}
+	w := &writer{reader: reader{r: b}, b: b, db: s.db}
 	err = fn(w)
 	// Iterators on the batch must be closed before it is applied.
 	w.closeIterators()
@@ -327,6 +327,29 @@ func emptyToNil(key []byte) []byte {
 type writer struct {
 	reader
 	b *pebble.Batch
+	// db is the database under b, which writeMu keeps still.
+	db *pebble.DB
+}
+
+// Get implements storage.Reader. While b holds no writes, what it reads
+// is the database's latest state, and writeMu keeps that still; reading
+// the database directly then skips the iterators an indexed batch sets
+// up for every Get. An item write does all its reads before it writes.
+func (w *writer) Get(key []byte) ([]byte, error) {
+	if w.b.Empty() {
+		r := reader{r: w.db}
+		return r.Get(key)
+	}
+	return w.reader.Get(key)
+}
+
+// Lend implements storage.Reader, as Get.
+func (w *writer) Lend(key []byte, fn func([]byte) error) error {
+	if w.b.Empty() {
+		r := reader{r: w.db}
+		return r.Lend(key, fn)
+	}
+	return w.reader.Lend(key, fn)
 }
 
 func (w *writer) Set(key, value []byte) error { return w.b.Set(key, value, nil) }

@@ -32,8 +32,8 @@ func lend(lendFn func(key []byte, fn func([]byte) error) error, key string) (str
 }
 
 // testLend checks Lend against Get: on the store, in a View and in an
-// Update (which sees its own writes), for a present, an empty and an
-// absent key; and that fn's error comes back.
+// Update before and after it writes (it sees its own writes), for a
+// present, an empty and an absent key; and that fn's error comes back.
 func testLend(t *testing.T, s storage.Store) {
 	set(t, s, kv{"a", "1"}, kv{"e", ""}, kv{"big", string(make([]byte, 100<<10))})
 	ctx := context.Background()
@@ -56,6 +56,13 @@ func testLend(t *testing.T, s storage.Store) {
 	}
 	view(t, s, func(r storage.Reader) error { return check("view", r.Lend, want) })
 	update(t, s, func(w storage.Writer) error {
+		// Before and after the update's first write.
+		if err := check("update", w.Lend, map[string]string{"a": "1", "z": "absent"}); err != nil {
+			return err
+		}
+		if v, found, err := read(w, "a"); err != nil || !found || v != "1" {
+			return fmt.Errorf("update: Get(a) = %q, %v, %v before any write", v, found, err)
+		}
 		if err := w.Set([]byte("a"), []byte("2")); err != nil {
 			return err
 		}
