@@ -10,6 +10,7 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"hash"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,8 +40,19 @@ type Verifier struct {
 	// verifying them, as the emulator does.
 	AcceptAAD bool
 
-	macs     sync.Pool // of hash.Hash keyed with key
+	scratch  sync.Pool // of *scratch
 	lastDate atomic.Pointer[parsedDate]
+}
+
+// scratch is what one check needs besides the stack: an HMAC state keyed
+// with the master key and buffers for the unescaped token, the signed
+// payload and the signature, which would escape to the heap through the
+// hash's interface.
+type scratch struct {
+	mac     hash.Hash
+	token   []byte
+	payload []byte
+	sum     [sha256.Size]byte
 }
 
 type parsedDate struct {
@@ -54,7 +67,7 @@ func NewVerifier(masterKey string) (*Verifier, error) {
 		return nil, fmt.Errorf("auth: the master key is not valid base64")
 	}
 	v := &Verifier{key: key}
-	v.macs.New = func() any { return hmac.New(sha256.New, v.key) }
+	v.scratch.New = func() any { return &scratch{mac: hmac.New(sha256.New, v.key)} }
 	return v, nil
 }
 
@@ -84,17 +97,22 @@ func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, 
 	if d := now.Sub(t); d > MaxSkew || d < -MaxSkew {
 		return unauthorized("The authorization token is not valid at the current time: x-ms-date %q is more than %v from the server time %s. Check the client's clock.", date, MaxSkew, now.UTC().Format(time.RFC1123))
 	}
-	token := authorization
-	if strings.Contains(token, "%") {
-		if dec, err := url.QueryUnescape(token); err == nil {
+	s := v.getScratch()
+	defer v.putScratch(s)
+	// The raw token, then room to unescape it after, which fails as
+	// url.QueryUnescape does and then leaves the raw one as it was.
+	s.token = slices.Grow(s.token[:0], 2*len(authorization))
+	token := append(s.token, authorization...)
+	if strings.Contains(authorization, "%") {
+		if dec, ok := queryUnescape(token[len(token):], authorization); ok {
 			token = dec
 		}
 	}
 	typ, sigText := tokenFields(token)
-	switch typ {
+	switch string(typ) {
 	case "master":
 	case "aad":
-		if v.AcceptAAD && strings.Count(sigText, ".") == 2 {
+		if v.AcceptAAD && bytes.Count(sigText, []byte(".")) == 2 {
 			return nil
 		}
 		return unauthorized("AAD tokens are not accepted by this server; sign requests with the master key (or start the server with --accept-aad).")
@@ -107,12 +125,11 @@ func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, 
 	if base64.StdEncoding.DecodedLen(len(sigText)) > len(sigBuf) {
 		return unauthorized("The authorization signature is too long for an HMAC-SHA256 signature.")
 	}
-	n, err := base64.StdEncoding.Decode(sigBuf[:], []byte(sigText))
+	n, err := base64.StdEncoding.Decode(sigBuf[:], sigText)
 	if err != nil || n == 0 {
 		return unauthorized("The authorization signature is not valid base64.")
 	}
-	var wantBuf [sha256.Size]byte
-	if !hmac.Equal(sigBuf[:n], v.signInto(wantBuf[:0], verb, resourceType, link, date)) {
+	if !hmac.Equal(sigBuf[:n], s.sign(s.sum[:0], verb, resourceType, link, date)) {
 		return unauthorized("The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. Server used the following payload to sign: '%s'", strings.ReplaceAll(payload(verb, resourceType, link, date), "\n", "\\n"))
 	}
 	return nil
@@ -143,12 +160,12 @@ func IsBearer(authorization string) bool {
 // tokenFields reads the type and sig of "type=master&ver=1.0&sig=…" once
 // it is decoded. It does not unescape again: a base64 signature holds
 // '+', which query parsing would turn into a space.
-func tokenFields(token string) (typ, sig string) {
-	for rest := token; rest != ""; {
-		var part string
-		part, rest, _ = strings.Cut(rest, "&")
-		k, val, _ := strings.Cut(part, "=")
-		switch k {
+func tokenFields(token []byte) (typ, sig []byte) {
+	for rest := token; len(rest) > 0; {
+		var part []byte
+		part, rest, _ = bytes.Cut(rest, []byte("&"))
+		k, val, _ := bytes.Cut(part, []byte("="))
+		switch string(k) {
 		case "type":
 			typ = val
 		case "sig":
@@ -156,6 +173,40 @@ func tokenFields(token string) (typ, sig string) {
 		}
 	}
 	return typ, sig
+}
+
+// queryUnescape appends s decoded as url.QueryUnescape decodes it ('+'
+// is a space) to dst; ok is false where url.QueryUnescape fails.
+func queryUnescape(dst []byte, s string) (_ []byte, ok bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return dst, false
+			}
+			dst = append(dst, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		case '+':
+			dst = append(dst, ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst, true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // parseDate parses x-ms-date, remembering the last one: concurrent
@@ -175,12 +226,22 @@ func payload(verb, resourceType, link, date string) string {
 	return strings.ToLower(verb) + "\n" + strings.ToLower(resourceType) + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"
 }
 
-// signInto appends the signature of the request to dst.
-func (v *Verifier) signInto(dst []byte, verb, resourceType, link, date string) []byte {
-	m := v.macs.Get().(hash.Hash)
-	m.Reset()
-	var buf [256]byte
-	p := appendLower(buf[:0], verb)
+func (v *Verifier) getScratch() *scratch { return v.scratch.Get().(*scratch) }
+
+// putScratch returns s to the pool, without buffers a huge header grew.
+func (v *Verifier) putScratch(s *scratch) {
+	if cap(s.token) > 4<<10 {
+		s.token = nil
+	}
+	if cap(s.payload) > 4<<10 {
+		s.payload = nil
+	}
+	v.scratch.Put(s)
+}
+
+// sign appends the signature of the request to dst.
+func (s *scratch) sign(dst []byte, verb, resourceType, link, date string) []byte {
+	p := appendLower(s.payload[:0], verb)
 	p = append(p, '\n')
 	p = appendLower(p, resourceType)
 	p = append(p, '\n')
@@ -188,10 +249,10 @@ func (v *Verifier) signInto(dst []byte, verb, resourceType, link, date string) [
 	p = append(p, '\n')
 	p = appendLower(p, date)
 	p = append(p, '\n', '\n')
-	m.Write(p)
-	dst = m.Sum(dst)
-	v.macs.Put(m)
-	return dst
+	s.payload = p
+	s.mac.Reset()
+	s.mac.Write(p)
+	return s.mac.Sum(dst)
 }
 
 func appendLower(dst []byte, s string) []byte {
@@ -208,7 +269,9 @@ func appendLower(dst []byte, s string) []byte {
 // Sign returns the Authorization header value for a request, as an SDK
 // would send it. The server uses it for nothing; tests and tools do.
 func (v *Verifier) Sign(verb, resourceType, link, date string) string {
-	sig := base64.StdEncoding.EncodeToString(v.signInto(nil, verb, resourceType, link, date))
+	s := v.getScratch()
+	defer v.putScratch(s)
+	sig := base64.StdEncoding.EncodeToString(s.sign(nil, verb, resourceType, link, date))
 	return url.QueryEscape("type=master&ver=1.0&sig=" + sig)
 }
 

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"net/url"
 	"testing"
 	"time"
 )
@@ -126,4 +127,28 @@ func TestVerifyBearer(t *testing.T) {
 			t.Errorf("%s: VerifyBearer(%q) = %v, want ok=%v", c.name, c.auth, err, c.ok)
 		}
 	}
+}
+
+// TestQueryUnescape holds queryUnescape to url.QueryUnescape, which it
+// replaced on the path every request takes.
+func TestQueryUnescape(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", "type%3Dmaster%26ver%3D1.0%26sig%3Dab%2Bcd%2F%3D", "a+b", "%zz", "%4", "%", "50%", "%41%42", "%e2%82%ac",
+	} {
+		checkUnescape(t, s)
+	}
+}
+
+func checkUnescape(t *testing.T, s string) {
+	t.Helper()
+	want, err := url.QueryUnescape(s)
+	got, ok := queryUnescape([]byte("x"), s)
+	if ok != (err == nil) || ok && string(got) != "x"+want {
+		t.Fatalf("queryUnescape(%q) = %q, %v; url.QueryUnescape gives %q, %v", s, got, ok, want, err)
+	}
+}
+
+func FuzzQueryUnescape(f *testing.F) {
+	f.Add("type%3Dmaster%26sig%3Da+b%2")
+	f.Fuzz(checkUnescape)
 }

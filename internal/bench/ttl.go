@@ -100,6 +100,11 @@ func (s *countingStore) Get(ctx context.Context, k []byte) ([]byte, error) {
 	return s.Store.Get(ctx, k)
 }
 
+func (s *countingStore) Lend(ctx context.Context, k []byte, fn func([]byte) error) error {
+	s.ops.Add(1)
+	return s.Store.Lend(ctx, k, fn)
+}
+
 func (s *countingStore) View(ctx context.Context, fn func(storage.Reader) error) error {
 	s.ops.Add(1)
 	return s.Store.View(ctx, func(r storage.Reader) error { return fn(countingReader{r, &s.ops}) })
@@ -118,6 +123,10 @@ type countingReader struct {
 }
 
 func (r countingReader) Get(k []byte) ([]byte, error) { r.ops.Add(1); return r.Reader.Get(k) }
+func (r countingReader) Lend(k []byte, fn func([]byte) error) error {
+	r.ops.Add(1)
+	return r.Reader.Lend(k, fn)
+}
 func (r countingReader) GetMany(ks [][]byte, found func(int, []byte) error) error {
 	r.ops.Add(int64(len(ks)))
 	return r.Reader.GetMany(ks, found)
@@ -134,6 +143,9 @@ type countingWriter struct {
 }
 
 func (w countingWriter) Get(k []byte) ([]byte, error) { return w.countingReader.Get(k) }
+func (w countingWriter) Lend(k []byte, fn func([]byte) error) error {
+	return w.countingReader.Lend(k, fn)
+}
 func (w countingWriter) GetMany(ks [][]byte, found func(int, []byte) error) error {
 	return w.countingReader.GetMany(ks, found)
 }

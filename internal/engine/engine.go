@@ -274,7 +274,27 @@ func nextNumber(w storage.Writer) (uint64, error) {
 // itemEtag renders an item's etag from the LSN of its last write, which
 // is unique within its container.
 func itemEtag(lsn uint64) string {
-	return fmt.Sprintf("\"%08x-0000-0000-0000-%012x\"", lsn>>48, lsn&0xffffffffffff)
+	var b [etagLen]byte
+	return string(appendEtag(b[:0], lsn))
+}
+
+// etagLen is the length of an item's etag, quotes included.
+const etagLen = len(`"00000000-0000-0000-0000-000000000000"`)
+
+// appendEtag appends the etag of the item version lsn, as
+// fmt.Sprintf("\"%08x-0000-0000-0000-%012x\"", lsn>>48, lsn&(1<<48-1))
+// would write it: the high 16 bits take 8 digits, the low 48 bits 12.
+func appendEtag(dst []byte, lsn uint64) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"', '0', '0', '0', '0')
+	for shift := 60; shift >= 48; shift -= 4 {
+		dst = append(dst, hex[lsn>>shift&0xf])
+	}
+	dst = append(dst, "-0000-0000-0000-"...)
+	for shift := 44; shift >= 0; shift -= 4 {
+		dst = append(dst, hex[lsn>>shift&0xf])
+	}
+	return append(dst, '"')
 }
 
 // CheckStore reads one key through the store, so that a readiness probe

@@ -260,14 +260,29 @@ type prepared struct {
 // prepare validates a document for container c: its size, id,
 // partition key and ttl.
 func (c *container) prepare(body []byte) (prepared, error) {
-	if len(body) > MaxDocumentSize {
-		return prepared{}, &Error{Kind: KindTooLarge, Message: fmt.Sprintf("Request size is too large: the document is %d bytes; the maximum is %d.", len(body), MaxDocumentSize)}
+	if err := checkSize(body); err != nil {
+		return prepared{}, err
 	}
 	ms, err := document.ObjectBody(body)
 	if err != nil {
 		return prepared{}, err
 	}
+	return c.prepareMembers(body, ms)
+}
+
+// checkSize refuses a document over the service's size limit.
+func checkSize(body []byte) error {
+	if len(body) > MaxDocumentSize {
+		return &Error{Kind: KindTooLarge, Message: fmt.Sprintf("Request size is too large: the document is %d bytes; the maximum is %d.", len(body), MaxDocumentSize)}
+	}
+	return nil
+}
+
+// prepareMembers is prepare of a valid document whose top-level members
+// are ms.
+func (c *container) prepareMembers(body []byte, ms []document.Member) (prepared, error) {
 	p := prepared{body: body, ms: ms}
+	var err error
 	if p.id, err = checkItemID(document.Lookup(ms, "id")); err != nil {
 		return prepared{}, err
 	}
@@ -396,38 +411,44 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, 
 
 // write creates, upserts or replaces the item p at key with WriteItem's
 // preconditions (ifMatch "" for none).
+// The stored version is lent (itemReader.lend), not copied: put is done
+// with it before the lend ends.
 func (t *itemTx) write(kind WriteKind, key []byte, p prepared, ifMatch string) (written, error) {
-	old, exists, err := t.items.lookup(key)
-	if err != nil {
-		return written{}, err
-	}
-	switch {
-	case kind == Create && exists:
-		return written{}, ErrConflict
-	case kind == Replace && !exists:
-		return written{}, ErrNotFound
-	case ifMatch != "" && kind != Create && !exists:
-		return written{}, ErrNotFound
-	case ifMatch != "" && kind != Create && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
-		return written{}, ErrPreconditionFailed
-	}
-	return t.put(key, p, old, exists)
+	var w written
+	err := t.items.lend(key, func(old storedItem, exists bool) error {
+		switch {
+		case kind == Create && exists:
+			return ErrConflict
+		case kind == Replace && !exists:
+			return ErrNotFound
+		case ifMatch != "" && kind != Create && !exists:
+			return ErrNotFound
+		case ifMatch != "" && kind != Create && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
+			return ErrPreconditionFailed
+		}
+		var err error
+		w, err = t.put(key, p, old, exists)
+		return err
+	})
+	return w, err
 }
 
 // delete deletes the visible item at key with DeleteItem's precondition
 // and returns the size of what it deleted.
 func (t *itemTx) delete(key, pkEnc []byte, id, ifMatch string) (int, error) {
-	old, exists, err := t.items.get(key)
-	switch {
-	case err != nil:
-		return 0, err
-	case !exists:
-		return 0, ErrNotFound
-	case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
-		return 0, ErrPreconditionFailed
-	}
-	v := itemVersion{key: key, pkEnc: pkEnc, id: id, storedItem: old}
-	return len(old.doc), removeItem(t.w, t.c, &t.st, t.now, t.logged, v, false)
+	var n int
+	err := t.items.lend(key, func(old storedItem, exists bool) error {
+		switch {
+		case !exists:
+			return ErrNotFound
+		case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
+			return ErrPreconditionFailed
+		}
+		n = len(old.doc)
+		v := itemVersion{key: key, pkEnc: pkEnc, id: id, storedItem: old}
+		return removeItem(t.w, t.c, &t.st, t.now, t.logged, v, false)
+	})
+	return n, err
 }
 
 // written is what put stored.
@@ -483,11 +504,9 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 		h.Seq = st.seq
 	}
 	rid := c.docRID(h.Seq)
-	v := make([]byte, 0, document.HeaderLen+len(p.body)+160)
-	v = h.Append(v)
-	v = document.WithSystemProps(v, p.body, p.ms, document.SystemProps{
+	v := document.StoredItem(h, p.body, p.ms, document.SystemProps{
 		RID: rid, Self: c.self + "docs/" + rid + "/", Etag: itemEtag(h.LSN), Ts: h.Ts,
-		Extra: [][2]string{{"_attachments", "attachments/"}},
+		Extra: itemLinks,
 	})
 	if err := t.w.Set(key, v); err != nil {
 		return written{}, err
@@ -521,6 +540,9 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	return written{doc: doc, hdr: h, created: !exists}, nil
 }
 
+// itemLinks are the resource links an item carries after its _etag.
+var itemLinks = [][2]string{{"_attachments", "attachments/"}}
+
 // resolvePoint finds the container, encoded partition key and storage
 // key that a point request (read, delete, patch) addresses.
 func (e *Engine) resolvePoint(ref ItemRef) (c *container, pkEnc, key []byte, err error) {
@@ -536,19 +558,41 @@ func (e *Engine) resolvePoint(ref ItemRef) (c *container, pkEnc, key []byte, err
 }
 
 // ReadItem returns an item. ifNoneMatch is the If-None-Match header; when
-// it equals the item's etag the result is an error of KindNotModified.
+// it equals the item's etag the result is an error of KindNotModified,
+// with the item's etag and session token.
 func (e *Engine) ReadItem(ctx context.Context, ref ItemRef, ifNoneMatch string) (Resource, error) {
+	var res Resource
+	notModified, err := e.ReadItemTo(ctx, ref, ifNoneMatch, func(r Resource) error {
+		res = r
+		res.Body = bytes.Clone(r.Body)
+		return nil
+	})
+	if err != nil {
+		return notModified, err
+	}
+	return res, nil
+}
+
+// ReadItemTo is ReadItem for a caller that writes the item out and keeps
+// nothing: it calls write with the item, whose Body is the store's own
+// memory and valid only until write returns, so the document is not
+// copied on its way out. write is called only when ReadItem would return
+// the item; ReadItemTo then returns write's error. On KindNotModified it
+// returns the item's etag and session token, as ReadItem does.
+func (e *Engine) ReadItemTo(ctx context.Context, ref ItemRef, ifNoneMatch string, write func(Resource) error) (Resource, error) {
 	c, _, key, err := e.resolvePoint(ref)
 	if err != nil {
 		return Resource{}, err
 	}
-	// A point read needs no snapshot: one consistent Get.
+	// A point read needs no snapshot: one consistent read.
 	items := itemReader{r: storeReader{ctx, e.store}, c: c, now: e.now().Unix()}
-	it, err := items.read(key, ifNoneMatch)
-	if it.doc == nil {
-		return Resource{}, err
+	h, err := items.readTo(key, ifNoneMatch, func(it storedItem) error {
+		return write(c.resource(it.doc, it.h, throughput.Read(len(it.doc))))
+	})
+	if IsKind(err, KindNotModified) {
+		return c.resource(nil, h, 0), err
 	}
-	return c.resource(it.doc, it.h, throughput.Read(len(it.doc))), err
+	return Resource{}, err
 }
 
 // DeleteItem deletes an item.

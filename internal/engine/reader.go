@@ -64,6 +64,25 @@ func (ir itemReader) lookup(key []byte) (it storedItem, visible bool, err error)
 	return storedItem{doc: doc, h: h}, ir.visibleAt(key, h), nil
 }
 
+// lend is lookup without copying the stored version: it calls fn once
+// with what lookup would return and returns fn's error. it.doc is valid
+// only until fn returns.
+func (ir itemReader) lend(key []byte, fn func(it storedItem, visible bool) error) error {
+	called := false
+	err := ir.r.Lend(key, func(v []byte) error {
+		h, doc, err := document.DecodeItem(v)
+		if err != nil {
+			return err
+		}
+		called = true
+		return fn(storedItem{doc: doc, h: h}, ir.visibleAt(key, h))
+	})
+	if !called && errors.Is(err, storage.ErrNotFound) {
+		return fn(storedItem{}, false)
+	}
+	return err
+}
+
 // lookupMany is lookup of many keys, sorted ascending, read together:
 // it calls found with the index in keys of each key that has a version
 // stored, that version (the caller may keep it) and whether it is
@@ -104,6 +123,25 @@ func (ir itemReader) read(key []byte, ifNoneMatch string) (storedItem, error) {
 	return it, nil
 }
 
+// readTo is read for a caller that only writes the item out: it calls
+// fn with the visible item at key, valid only until fn returns, and
+// returns fn's error; otherwise ErrNotFound, or the item's header and an
+// error of KindNotModified when ifNoneMatch matches its etag.
+func (ir itemReader) readTo(key []byte, ifNoneMatch string, fn func(it storedItem) error) (document.ItemHeader, error) {
+	var h document.ItemHeader
+	err := ir.lend(key, func(it storedItem, visible bool) error {
+		switch {
+		case !visible:
+			return ErrNotFound
+		case ifNoneMatch != "" && (ifNoneMatch == "*" || ifNoneMatch == itemEtag(it.h.LSN)):
+			h = it.h
+			return errNotModified
+		}
+		return fn(it)
+	})
+	return h, err
+}
+
 var errNotModified = &Error{Kind: KindNotModified, Message: "Not modified."}
 
 // scan calls yield with each visible item whose key is in [start, end),
@@ -135,6 +173,10 @@ type storeReader struct {
 }
 
 func (s storeReader) Get(key []byte) ([]byte, error) { return s.store.Get(s.ctx, key) }
+
+func (s storeReader) Lend(key []byte, fn func([]byte) error) error {
+	return s.store.Lend(s.ctx, key, fn)
+}
 
 // GetMany reads each key on its own: a lone reader has no snapshot to
 // read them together in.

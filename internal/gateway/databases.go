@@ -56,7 +56,7 @@ func (g *Gateway) deleteDatabase(w http.ResponseWriter, r *http.Request) error {
 // queries with x-ms-documentdb-query, the JS SDK with
 // x-ms-documentdb-isquery; both send application/query+json.
 func isQuery(r *http.Request) bool {
-	return r.Header.Get("Content-Type") == "application/query+json" ||
-		r.Header.Get("x-ms-documentdb-isquery") != "" ||
-		r.Header.Get("x-ms-documentdb-query") != ""
+	return header(r.Header, "Content-Type") == "application/query+json" ||
+		header(r.Header, "X-Ms-Documentdb-Isquery") != "" ||
+		header(r.Header, "X-Ms-Documentdb-Query") != ""
 }

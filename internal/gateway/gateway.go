@@ -200,7 +200,7 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 			defer g.eng.RequestDone()
 		}
 		w := &recorder{ResponseWriter: rw}
-		activity := r.Header.Get("x-ms-activity-id")
+		activity := header(r.Header, "X-Ms-Activity-Id")
 		if activity == "" {
 			activity = newActivityID()
 		}
@@ -295,7 +295,7 @@ func (g *Gateway) checkAuth(r *http.Request, a access) error {
 	case accessOpen:
 		return nil
 	case accessKey:
-		if h := r.Header.Get("authorization"); auth.IsBearer(h) {
+		if h := header(r.Header, "Authorization"); auth.IsBearer(h) {
 			return g.opts.Verifier.VerifyBearer(h)
 		}
 	}
@@ -303,11 +303,11 @@ func (g *Gateway) checkAuth(r *http.Request, a access) error {
 	if err != nil {
 		return &engine.Error{Kind: engine.KindBadRequest, Message: "The request path is not a valid escaped URL path."}
 	}
-	date := r.Header.Get("x-ms-date")
+	date := header(r.Header, "X-Ms-Date")
 	if date == "" {
-		date = r.Header.Get("date")
+		date = header(r.Header, "Date")
 	}
-	return g.opts.Verifier.Verify(r.Method, resType, link, date, r.Header.Get("authorization"), g.opts.WallClock.Now())
+	return g.opts.Verifier.Verify(r.Method, resType, link, date, header(r.Header, "Authorization"), g.opts.WallClock.Now())
 }
 
 func newActivityID() string {

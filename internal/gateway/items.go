@@ -16,7 +16,7 @@ func (g *Gateway) postItems(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	switch {
-	case r.Header.Get("x-ms-cosmos-is-query-plan-request") != "":
+	case header(r.Header, "X-Ms-Cosmos-Is-Query-Plan-Request") != "":
 		plan, err := g.eng.QueryPlan(r.Context(), itemRef(r), body)
 		if err != nil {
 			return err
@@ -24,14 +24,14 @@ func (g *Gateway) postItems(w http.ResponseWriter, r *http.Request) error {
 		return writeResource(w, http.StatusOK, engine.Resource{Body: plan, Charge: 1})
 	case isQuery(r):
 		return g.queryItems(w, r, body)
-	case r.Header.Get("x-ms-cosmos-is-batch-request") != "":
+	case header(r.Header, "X-Ms-Cosmos-Is-Batch-Request") != "":
 		return g.batch(w, r, body)
 	}
 	kind := engine.Create
-	if strings.EqualFold(r.Header.Get("x-ms-documentdb-is-upsert"), "true") {
+	if strings.EqualFold(header(r.Header, "X-Ms-Documentdb-Is-Upsert"), "true") {
 		kind = engine.Upsert
 	}
-	res, err := g.eng.WriteItem(r.Context(), itemRef(r), kind, body, r.Header.Get("If-Match"))
+	res, err := g.eng.WriteItem(r.Context(), itemRef(r), kind, body, header(r.Header, "If-Match"))
 	if err != nil {
 		return err
 	}
@@ -51,16 +51,18 @@ func writeItem(w http.ResponseWriter, r *http.Request, status int, res engine.Re
 	return writeResource(w, status, res)
 }
 
+// readItem writes the item out while the store lends it (ReadItemTo),
+// so that the document is copied once, into the response.
 func (g *Gateway) readItem(w http.ResponseWriter, r *http.Request) error {
-	res, err := g.eng.ReadItem(r.Context(), itemRef(r), r.Header.Get("If-None-Match"))
-	if err != nil {
-		if engine.IsKind(err, engine.KindNotModified) {
-			w.Header().Set("etag", res.ETag)
-			w.Header().Set("x-ms-session-token", res.Session)
-		}
-		return err
+	res, err := g.eng.ReadItemTo(r.Context(), itemRef(r), header(r.Header, "If-None-Match"), func(res engine.Resource) error {
+		return writeResource(w, http.StatusOK, res)
+	})
+	if engine.IsKind(err, engine.KindNotModified) {
+		h := w.Header()
+		h[hEtag] = []string{res.ETag}
+		h[hSession] = []string{res.Session}
 	}
-	return writeResource(w, http.StatusOK, res)
+	return err
 }
 
 func (g *Gateway) replaceItem(w http.ResponseWriter, r *http.Request) error {
@@ -68,7 +70,7 @@ func (g *Gateway) replaceItem(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := g.eng.WriteItem(r.Context(), itemRef(r), engine.Replace, body, r.Header.Get("If-Match"))
+	res, err := g.eng.WriteItem(r.Context(), itemRef(r), engine.Replace, body, header(r.Header, "If-Match"))
 	if err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func (g *Gateway) patchItem(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := g.eng.PatchItem(r.Context(), itemRef(r), body, r.Header.Get("If-Match"))
+	res, err := g.eng.PatchItem(r.Context(), itemRef(r), body, header(r.Header, "If-Match"))
 	if err != nil {
 		return err
 	}
@@ -88,7 +90,7 @@ func (g *Gateway) patchItem(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (g *Gateway) deleteItem(w http.ResponseWriter, r *http.Request) error {
-	res, err := g.eng.DeleteItem(r.Context(), itemRef(r), r.Header.Get("If-Match"))
+	res, err := g.eng.DeleteItem(r.Context(), itemRef(r), header(r.Header, "If-Match"))
 	if err != nil {
 		return err
 	}

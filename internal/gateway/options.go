@@ -14,17 +14,17 @@ import (
 // listed in docs/compatibility.md.
 func checkRequestOptions(r *http.Request) error {
 	h := r.Header
-	if lvl := h.Get("x-ms-consistency-level"); lvl != "" {
+	if lvl := header(h, "X-Ms-Consistency-Level"); lvl != "" {
 		if err := checkConsistency(lvl); err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{"x-ms-documentdb-pre-trigger-include", "x-ms-documentdb-post-trigger-include"} {
-		if h.Get(name) != "" {
-			return &engine.Error{Kind: engine.KindNotImplemented, Message: "Triggers are not supported by Ebb yet; the request names one in " + name + "."}
+	for _, name := range [...]string{"X-Ms-Documentdb-Pre-Trigger-Include", "X-Ms-Documentdb-Post-Trigger-Include"} {
+		if header(h, name) != "" {
+			return &engine.Error{Kind: engine.KindNotImplemented, Message: "Triggers are not supported by Ebb yet; the request names one in " + strings.ToLower(name) + "."}
 		}
 	}
-	switch d := h.Get("x-ms-indexing-directive"); strings.ToLower(d) {
+	switch d := header(h, "X-Ms-Indexing-Directive"); strings.ToLower(d) {
 	case "", "default", "include":
 	case "exclude":
 		return &engine.Error{Kind: engine.KindNotImplemented, Message: "x-ms-indexing-directive: Exclude is not supported by Ebb: every item is indexed under its container's indexing policy."}

@@ -109,6 +109,16 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, b...)
 }
 
+// header returns the first value of the request header key, which is in
+// canonical form (TestHeaderKeysCanonical): Header.Get canonicalizes its
+// argument on every call, which allocates for Cosmos's lower-case names.
+func header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // itemRef reads the item address and partition key of a request.
 func itemRef(r *http.Request) engine.ItemRef {
 	ref := engine.ItemRef{DB: r.PathValue("db"), Coll: r.PathValue("coll"), ID: r.PathValue("id")}
@@ -120,12 +130,12 @@ func itemRef(r *http.Request) engine.ItemRef {
 
 // minimal reports whether the client asked for no content in the reply.
 func minimal(r *http.Request) bool {
-	return r.Header.Get("Prefer") == "return=minimal"
+	return header(r.Header, "Prefer") == "return=minimal"
 }
 
 func throughputHeaders(r *http.Request) engine.ThroughputHeaders {
 	return engine.ThroughputHeaders{
-		Offer:     r.Header.Get("x-ms-offer-throughput"),
-		Autopilot: r.Header.Get("x-ms-cosmos-offer-autopilot-settings"),
+		Offer:     header(r.Header, "X-Ms-Offer-Throughput"),
+		Autopilot: header(r.Header, "X-Ms-Cosmos-Offer-Autopilot-Settings"),
 	}
 }

@@ -27,6 +27,13 @@ type Store interface {
 	// last, or ErrNotFound. It is the cheap path for point reads, which
 	// need no snapshot. The slice is the caller's.
 	Get(ctx context.Context, key []byte) ([]byte, error)
+	// Lend is Get that lends the value instead of copying it: it calls
+	// fn with the value committed last, or returns ErrNotFound without
+	// calling fn, and returns fn's error. The value is valid only until
+	// fn returns and must not be modified. A backend that holds values
+	// in memory of its own (Pebble) lends that memory, pinned while fn
+	// runs, so fn should not block for long; the others copy, as Get.
+	Lend(ctx context.Context, key []byte, fn func(value []byte) error) error
 	// View runs fn against a consistent snapshot.
 	View(ctx context.Context, fn func(Reader) error) error
 	// Update runs fn in a serializable transaction and commits what it
@@ -45,6 +52,9 @@ type Store interface {
 type Reader interface {
 	// Get returns the value of key, or ErrNotFound.
 	Get(key []byte) ([]byte, error)
+	// Lend is Get that lends the value instead of copying it, as
+	// Store.Lend: fn's value is valid only until fn returns.
+	Lend(key []byte, fn func(value []byte) error) error
 	// GetMany reads many keys at once, which must be sorted ascending:
 	// it calls found with the index in keys and the value of each key
 	// present, in order, and stops at found's first error. It costs far

@@ -65,6 +65,14 @@ func (s *outageGets) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return s.Store.Get(ctx, key)
 }
 
+func (s *outageGets) Lend(ctx context.Context, key []byte, fn func([]byte) error) error {
+	if s.o.down.Load() {
+		_, err := s.Get(ctx, key)
+		return err
+	}
+	return s.Store.Lend(ctx, key, fn)
+}
+
 // getOpen sends an unsigned GET, as an orchestrator's probe or a
 // stranger would.
 func getOpen(t testing.TB, url string, header map[string]string) (int, string) {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 )
@@ -27,11 +29,17 @@ type Member struct {
 // ObjectMembers returns the members of a JSON object in document order.
 // REQUIRES: json.Valid(doc).
 func ObjectMembers(doc []byte) ([]Member, bool) {
+	return AppendMembers(nil, doc)
+}
+
+// AppendMembers is ObjectMembers appending to out, for a caller that
+// keeps a buffer of members from one document to the next.
+// REQUIRES: json.Valid(doc).
+func AppendMembers(out []Member, doc []byte) ([]Member, bool) {
 	i := SkipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
-		return nil, false
+		return out, false
 	}
-	var out []Member
 	i = SkipSpace(doc, i+1)
 	if i < len(doc) && doc[i] == '}' {
 		return out, true
@@ -160,23 +168,69 @@ func Unquote(lit []byte) string {
 	return s
 }
 
-// AppendQuoted appends s as a JSON string.
+// AppendQuoted appends s as a JSON string, byte for byte as
+// encoding/json writes it (so <, > and & as \u003c, \u003e and \u0026,
+// U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd), without its
+// reflection: etags, which hold quotes, take this path on every write.
+// TestAppendQuoted holds it to json.Marshal.
 func AppendQuoted(dst []byte, s string) []byte {
-	safe := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			safe = false
-			break
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if jsonSafe[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
 	}
-	if safe {
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"')
-	}
-	b, _ := json.Marshal(s)
-	return append(dst, b...)
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
+
+const hexDigits = "0123456789abcdef"
+
+// jsonSafe marks the ASCII bytes encoding/json writes as they are.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // IsSystemProperty reports whether a top-level member is one the server
 // owns; clients may send them back (a read-modify-write) and they are
@@ -201,21 +255,49 @@ type SystemProps struct {
 // WithSystemProps rebuilds an object from the client's members (minus
 // any system properties) and appends the server's.
 func WithSystemProps(dst []byte, doc []byte, ms []Member, sp SystemProps) []byte {
-	dst = append(dst, '{')
-	first := true
+	var tailBuf [256]byte
+	tail := sp.appendTail(tailBuf[:0])
+	dst = slices.Grow(dst, objectSize(ms, sp.Extra)+len(tail))
+	return append(appendClientMembers(dst, doc, ms, sp.Extra), tail...)
+}
+
+// StoredItem returns the stored value of a document: h, then the
+// client's members of doc and the system properties sp, in one
+// allocation of its exact size.
+func StoredItem(h ItemHeader, doc []byte, ms []Member, sp SystemProps) []byte {
+	var tailBuf [256]byte
+	tail := sp.appendTail(tailBuf[:0])
+	v := make([]byte, 0, HeaderLen+objectSize(ms, sp.Extra)+len(tail))
+	v = h.Append(v)
+	return append(appendClientMembers(v, doc, ms, sp.Extra), tail...)
+}
+
+// objectSize is the length of what appendClientMembers appends for ms.
+func objectSize(ms []Member, extra [][2]string) int {
+	n := 1 // '{'
 	for _, m := range ms {
-		if IsSystemProperty(m.Key) || isLinkProperty(m.Key, sp.Extra) {
-			continue
+		if !IsSystemProperty(m.Key) && !isLinkProperty(m.Key, extra) {
+			n += m.End - m.Start + 1 // and the ',' after it
 		}
-		if !first {
+	}
+	return n
+}
+
+// appendClientMembers appends '{' and the members of doc in ms that are
+// not the server's, each followed by ','.
+func appendClientMembers(dst []byte, doc []byte, ms []Member, extra [][2]string) []byte {
+	dst = append(dst, '{')
+	for _, m := range ms {
+		if !IsSystemProperty(m.Key) && !isLinkProperty(m.Key, extra) {
+			dst = append(dst, doc[m.Start:m.End]...)
 			dst = append(dst, ',')
 		}
-		first = false
-		dst = append(dst, doc[m.Start:m.End]...)
 	}
-	if !first {
-		dst = append(dst, ',')
-	}
+	return dst
+}
+
+// appendTail appends the system properties and the closing '}'.
+func (sp *SystemProps) appendTail(dst []byte) []byte {
 	dst = append(dst, `"_rid":`...)
 	dst = AppendQuoted(dst, sp.RID)
 	dst = append(dst, `,"_self":`...)
@@ -242,12 +324,12 @@ func isLinkProperty(key string, extra [][2]string) bool {
 	return false
 }
 
-// maxDepth is how deeply a document may nest objects and arrays. The
+// MaxDepth is how deeply a document may nest objects and arrays. The
 // query engine parses documents recursively and shares this limit.
-const maxDepth = 128
+const MaxDepth = 128
 
 // CheckShape rejects what json.Valid lets through but a document cannot
-// be: nesting beyond maxDepth, numbers beyond float64's range (Cosmos
+// be: nesting beyond MaxDepth, numbers beyond float64's range (Cosmos
 // numbers are IEEE doubles) and an object that names a property twice
 // (names.go says why). It is one scan over doc; it allocates only for an
 // object with more than linearNames members, more than 32 objects or 64
@@ -306,8 +388,8 @@ func CheckShape(doc []byte) error {
 			}
 			i = j
 		case c == '{' || c == '[':
-			if depth++; depth > maxDepth {
-				return dberr.BadRequest("The document nests objects and arrays more than %d levels deep.", maxDepth)
+			if depth++; depth > MaxDepth {
+				return dberr.BadRequest("The document nests objects and arrays more than %d levels deep.", MaxDepth)
 			}
 			if c == '{' {
 				frames = append(frames, nameFrame{start: int32(len(names))})

@@ -47,7 +47,7 @@ func BenchmarkCheckShape(b *testing.B) {
 }
 
 // BenchmarkObjectBody measures the whole validation of a write's body:
-// json.Valid, UTF-8, the shape scan and the top-level members.
+// JSON, UTF-8, the shape and the top-level members, in one scan.
 func BenchmarkObjectBody(b *testing.B) {
 	for _, tc := range benchDocs() {
 		b.Run(tc.name, func(b *testing.B) {

@@ -115,3 +115,26 @@ func TestCheckFields(t *testing.T) {
 		t.Errorf("CheckFieldsOfEach(%s) = %v", doc, err)
 	}
 }
+
+// TestAppendQuoted holds AppendQuoted to json.Marshal, which it replaced.
+func TestAppendQuoted(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", `"00000001-0000-0000-0000-000000000002"`, `a\b`, "tab\there", "\b\f\n\r\t\x00\x1f\x7f",
+		"<script>&amp;</script>", "é€😀", "\u2028\u2029", "bad \xff utf8 \xc3", "\xed\xa0\x80", "dbs/x+y=/colls/",
+	} {
+		checkQuoted(t, s)
+	}
+}
+
+func checkQuoted(t *testing.T, s string) {
+	t.Helper()
+	want, _ := json.Marshal(s)
+	if got := AppendQuoted([]byte("x"), s); string(got) != "x"+string(want) {
+		t.Fatalf("AppendQuoted(%q) = %s, want x%s", s, got, want)
+	}
+}
+
+func FuzzAppendQuoted(f *testing.F) {
+	f.Add("a\"b\\c<>&\u2028\xff\x01é")
+	f.Fuzz(checkQuoted)
+}

@@ -94,7 +94,7 @@ func duplicateName(doc []byte, off int, name string) error {
 func containerPath(doc []byte, off int) string {
 	var path []string
 	i := SkipSpace(doc, 0)
-	for depth := 0; depth <= maxDepth && i < len(doc); depth++ {
+	for depth := 0; depth <= MaxDepth && i < len(doc); depth++ {
 		open := doc[i]
 		next := -1
 		j := SkipSpace(doc, i+1)

@@ -40,6 +40,9 @@ type entryWalker struct {
 	// their JSON in cpBuf (computed.go).
 	cps   []cpValue
 	cpBuf []byte
+	// members holds the members of the objects being walked, outermost
+	// first, so that a walk allocates no slice of them per object.
+	members []document.Member
 }
 
 // collect walks doc (nil: none), a stored JSON object.
@@ -85,7 +88,8 @@ func putWalker(w *entryWalker) {
 	if cap(w.buf) > 64<<10 {
 		return // a huge document: let its buffers go
 	}
-	*w = entryWalker{segs: w.segs[:0], path: w.path[:0], buf: w.buf[:0], ends: w.ends[:0], out: w.out[:0], cps: w.cps[:0], cpBuf: w.cpBuf[:0]}
+	clear(w.members[:cap(w.members)]) // let the documents go
+	*w = entryWalker{segs: w.segs[:0], path: w.path[:0], buf: w.buf[:0], ends: w.ends[:0], out: w.out[:0], cps: w.cps[:0], cpBuf: w.cpBuf[:0], members: w.members[:0]}
 	walkers.Put(w)
 }
 
@@ -102,7 +106,12 @@ func (w *entryWalker) pop(n int) {
 }
 
 func (w *entryWalker) object(raw []byte) {
-	ms, _ := document.ObjectMembers(raw)
+	start := len(w.members)
+	w.members, _ = document.AppendMembers(w.members, raw)
+	// An inner object's members go after these, and a growing buffer
+	// leaves ms on the old array, which stays as it was.
+	ms := w.members[start:len(w.members):len(w.members)]
+	defer func() { w.members = w.members[:start] }()
 	var seen map[string]bool
 	if len(ms) > 8 {
 		seen = make(map[string]bool, len(ms))

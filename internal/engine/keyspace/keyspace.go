@@ -96,11 +96,23 @@ func CatOfferKey(id string) []byte {
 }
 
 func CollPrefix(space byte, rid [8]byte) []byte {
-	k := make([]byte, 0, 64)
+	return collPrefix(space, rid, 64)
+}
+
+// collPrefix is CollPrefix with room for n bytes in all: the keys every
+// item write builds are allocated at their size.
+func collPrefix(space byte, rid [8]byte, n int) []byte {
+	k := make([]byte, 0, max(n, collPrefixLen))
 	return append(append(k, space), rid[:]...)
 }
 
-func CollMetaKey(rid [8]byte) []byte { return CollPrefix(CollMeta, rid) }
+const collPrefixLen = 1 + 8
+
+// stringLen is the length of s as keys.AppendString writes it when it
+// holds nothing to escape.
+func stringLen(s string) int { return len(s) + 2 }
+
+func CollMetaKey(rid [8]byte) []byte { return collPrefix(CollMeta, rid, collPrefixLen) }
 
 // DocPartitionPrefix is the prefix of the keys of the items of the
 // logical partition pk (encoded).
@@ -124,7 +136,7 @@ func UniqueKey(rid [8]byte, n int, pk, values []byte) []byte {
 
 // DocKey is the key of an item; pk is the encoded partition key.
 func DocKey(rid [8]byte, pk []byte, id string) []byte {
-	return keys.AppendString(append(CollPrefix(Doc, rid), pk...), id)
+	return keys.AppendString(append(collPrefix(Doc, rid, collPrefixLen+len(pk)+stringLen(id)), pk...), id)
 }
 
 // The two expiry keyspaces share one layout, <space> <coll-rid:8>
@@ -135,7 +147,7 @@ func DocKey(rid [8]byte, pk []byte, id string) []byte {
 // ExpiryKey is the key of an item in expiry keyspace space at time t; pk
 // is the encoded partition key.
 func ExpiryKey(space byte, rid [8]byte, t int64, pk []byte, id string) []byte {
-	k := keys.AppendInt64(CollPrefix(space, rid), t)
+	k := keys.AppendInt64(collPrefix(space, rid, collPrefixLen+8+len(pk)+stringLen(id)), t)
 	return keys.AppendString(append(k, pk...), id)
 }
 
@@ -177,12 +189,12 @@ func DecodeExpiry(key []byte, pkLen int) (ExpiryEntry, error) {
 // LatestKey is the latest-version index entry of the item version written
 // at lsn; its value is the item's key after the doc prefix (<pk> <id>).
 func LatestKey(rid [8]byte, lsn uint64) []byte {
-	return keys.AppendUint64(CollPrefix(Latest, rid), lsn)
+	return keys.AppendUint64(collPrefix(Latest, rid, collPrefixLen+8), lsn)
 }
 
 // LogKey is the change-log record written at lsn.
 func LogKey(rid [8]byte, lsn uint64) []byte {
-	return keys.AppendUint64(CollPrefix(Log, rid), lsn)
+	return keys.AppendUint64(collPrefix(Log, rid, collPrefixLen+8), lsn)
 }
 
 func LogTrimKey(rid [8]byte) []byte { return CollPrefix(LogTrim, rid) }
@@ -195,4 +207,4 @@ func LeaseKey(rid [8]byte) []byte { return CollPrefix(Lease, rid) }
 func IndexPrefix(rid [8]byte) []byte { return CollPrefix(Index, rid) }
 
 // IndexStateKey is the key of a container's index state.
-func IndexStateKey(rid [8]byte) []byte { return CollPrefix(IdxState, rid) }
+func IndexStateKey(rid [8]byte) []byte { return collPrefix(IdxState, rid, collPrefixLen) }

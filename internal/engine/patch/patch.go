@@ -68,14 +68,15 @@ func checkRequestFields(body []byte, off int) error {
 // Parse reads a patch body: the Go SDK's {"condition", "operations"}
 // or the JS SDK's bare array of operations.
 func Parse(body []byte) (ops []Op, condition string, err error) {
-	if !json.Valid(body) {
-		return nil, "", dberr.BadRequest("The patch body is not valid JSON. %s", document.JSONErrorDetail(body))
-	}
 	// The values become part of the document, so they get the document's
 	// checks (a name repeated at any depth, nesting, numbers), worded with
 	// where in the body they are; and no member may mean something else
 	// to encoding/json than to the client (document.CheckFields).
-	if err := document.CheckShape(body); err != nil {
+	ok, err := document.CheckJSON(body)
+	if !ok {
+		return nil, "", dberr.BadRequest("The patch body is not valid JSON. %s", document.JSONErrorDetail(body))
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	if i := document.SkipSpace(body, 0); body[i] == '[' {
@@ -287,4 +288,38 @@ func (op *Op) TouchesPK(def document.PKDef) bool {
 		return false
 	}
 	return touches(op.path) || (op.Op == "move" && touches(op.from))
+}
+
+// Reach is how deep in the document the value op wrote sits, counting
+// the document itself as 1, the containers around the value and the
+// value's own nesting; 0 for a remove. The stored document was within
+// document.MaxDepth, and a patch changes the document only where its
+// operations write, so when no operation reaches beyond the limit
+// neither does the patched document, and it need not be walked again.
+// REQUIRES: op was applied (a move's value is the one it moved).
+func (op *Op) Reach() int {
+	if op.Op == "remove" {
+		return 0
+	}
+	return len(op.path) + Depth(op.value)
+}
+
+// Depth is how deeply v nests objects and arrays: 0 for a scalar, 1 for
+// an empty object or array.
+func Depth(v query.Value) int {
+	switch v.Kind() {
+	case query.Array:
+		d := 0
+		for _, e := range v.Elems() {
+			d = max(d, Depth(e))
+		}
+		return d + 1
+	case query.Object:
+		d := 0
+		for _, m := range v.Members() {
+			d = max(d, Depth(m.Value))
+		}
+		return d + 1
+	}
+	return 0
 }

@@ -158,6 +158,17 @@ func (s *Store) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return r.Get(key)
 }
 
+// Lend implements storage.Store: fn reads the memtable's or the block
+// cache's memory, pinned until it returns.
+func (s *Store) Lend(ctx context.Context, key []byte, fn func(value []byte) error) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.exit()
+	r := reader{r: s.db}
+	return r.Lend(key, fn)
+}
+
 // View implements storage.Store.
 func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
 	if err := s.enter(ctx); err != nil {
@@ -197,7 +208,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 func (s *Store) applyLocked(b *pebble.Batch, fn func(storage.Writer) error) (applied bool, err error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	w := &writer{reader: reader{r: b}, b: b}
+	w := &writer{reader: reader{r: b}, b: b, db: s.db}
 	err = fn(w)
 	// Iterators on the batch must be closed before it is applied.
 	w.closeIterators()
@@ -258,6 +269,20 @@ func (r *reader) Get(key []byte) ([]byte, error) {
 	copy(out, v)
 	closer.Close()
 	return out, nil
+}
+
+// Lend implements storage.Reader without the copy Get makes: Pebble's
+// value stays valid until its closer is closed, after fn.
+func (r *reader) Lend(key []byte, fn func(value []byte) error) error {
+	v, closer, err := r.r.Get(emptyToNil(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return storage.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	return fn(v)
 }
 
 // GetMany implements storage.Reader with one iterator that seeks from
@@ -327,6 +352,29 @@ func emptyToNil(key []byte) []byte {
 type writer struct {
 	reader
 	b *pebble.Batch
+	// db is the database under b, which writeMu keeps still.
+	db *pebble.DB
+}
+
+// Get implements storage.Reader. While b holds no writes, what it reads
+// is the database's latest state, and writeMu keeps that still; reading
+// the database directly then skips the iterators an indexed batch sets
+// up for every Get. An item write does all its reads before it writes.
+func (w *writer) Get(key []byte) ([]byte, error) {
+	if w.b.Empty() {
+		r := reader{r: w.db}
+		return r.Get(key)
+	}
+	return w.reader.Get(key)
+}
+
+// Lend implements storage.Reader, as Get.
+func (w *writer) Lend(key []byte, fn func([]byte) error) error {
+	if w.b.Empty() {
+		r := reader{r: w.db}
+		return r.Lend(key, fn)
+	}
+	return w.reader.Lend(key, fn)
 }
 
 func (w *writer) Set(key, value []byte) error { return w.b.Set(key, value, nil) }

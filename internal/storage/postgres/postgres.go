@@ -110,6 +110,16 @@ func (s *Store) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return nonNil(value), nil
 }
 
+// Lend implements storage.Store as Get: the driver's value is a copy
+// already.
+func (s *Store) Lend(ctx context.Context, key []byte, fn func(value []byte) error) error {
+	v, err := s.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	return fn(v)
+}
+
 // View implements storage.Store.
 func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
 	if err := s.check(ctx); err != nil {

@@ -91,6 +91,15 @@ func (t *txn) Get(key []byte) ([]byte, error) {
 	return nonNil(value), nil
 }
 
+// Lend implements storage.Reader as Get.
+func (t *txn) Lend(key []byte, fn func(value []byte) error) error {
+	v, err := t.Get(key)
+	if err != nil {
+		return err
+	}
+	return fn(v)
+}
+
 // GetMany implements storage.Reader in one round trip.
 func (t *txn) GetMany(keys [][]byte, found func(i int, value []byte) error) error {
 	if len(keys) == 0 {

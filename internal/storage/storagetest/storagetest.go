@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	}{
 		{"GetSetDelete", testGetSetDelete},
 		{"PointGet", testPointGet},
+		{"Lend", testLend},
 		{"GetMany", testGetMany},
 		{"NotFoundInsideUpdate", testNotFoundInsideUpdate},
 		{"EmptyValue", testEmptyValue},
