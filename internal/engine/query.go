@@ -37,7 +37,9 @@ type QueryRequest struct {
 
 // QueryResult is one page of results.
 type QueryResult struct {
-	Rows         [][]byte
+	// Body holds the rows, written once by the query executor; whoever
+	// sends them releases it (query.Body.Release).
+	Body         *query.Body
 	Continuation string
 	Charge       float64
 	// RID is the _rid of the envelope (the container's).
@@ -47,6 +49,10 @@ type QueryResult struct {
 	Metrics, IndexMetrics string
 	Session               string
 }
+
+// Rows returns the page's rows; they are valid until the Body is
+// released.
+func (r QueryResult) Rows() [][]byte { return r.Body.Rows() }
 
 // readFeedQuery is what a read feed is: every visible item in key order.
 const readFeedQuery = "SELECT * FROM c"
@@ -409,7 +415,7 @@ func (e *Engine) runPage(ctx context.Context, plan *query.Plan, src query.Source
 	if err != nil {
 		return QueryResult{}, queryError(err)
 	}
-	res := QueryResult{Rows: page.Rows, RID: c.ridStr}
+	res := QueryResult{Body: page.Body, RID: c.ridStr}
 	if page.Next != nil {
 		res.Continuation = base64.RawURLEncoding.EncodeToString(append(slices.Clip(tokPrefix), page.Next...))
 	}
@@ -510,11 +516,12 @@ func (e *Engine) queryCatalog(ctx context.Context, rows [][]byte, body []byte) (
 		return QueryResult{}, queryError(err)
 	}
 	if page.Next != nil {
+		page.Body.Release()
 		// A catalog query is answered in one page, without a
 		// continuation: rather than drop the rest, say so.
 		return QueryResult{}, &Error{Kind: KindRequestTimeout, Message: fmt.Sprintf("The query over databases, containers or offers did not fit in one page (the server's query page budget of %v, --query-page-budget, or %d MB of output), and such queries are answered in one page. Simplify the query.", e.pageBudget, query.UnboundedPageBytes>>20)}
 	}
-	return QueryResult{Rows: page.Rows, Charge: throughput.CatalogRead}, nil
+	return QueryResult{Body: page.Body, Charge: throughput.CatalogRead}, nil
 }
 
 // QueryDatabases runs a query over the databases.

@@ -111,9 +111,14 @@
 // c, DocumentId(c), c[@p], a projected SELECT *) only those members are
 // decoded, the rest skipped unvalidated, and parsing stops when all were
 // found. SELECT * without WHERE does not parse at all. A Source's documents
-// are trusted to be valid JSON (they were validated when written). Rows are appended to one buffer and sliced at the end, and
-// for SELECT * over the document the row is the stored bytes, never
-// re-encoded. Four modes:
+// are trusted to be valid JSON (they were validated when written).
+//
+// Each row is written once, as it is produced, into the page's Body
+// (body.go): the rows joined by commas, in 64 KB chunks from a pool,
+// which a server sends as they are, with Body.Size as the length, and
+// then releases for the next page. For SELECT * over the document (with
+// or without WHERE) the row is the stored bytes, never re-encoded. Four
+// modes:
 //
 //   - Streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT): rows are
 //     emitted in source order until the page holds MaxItemCount rows, and

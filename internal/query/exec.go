@@ -21,10 +21,9 @@ type executor struct {
 	c     *evalCtx
 	stats Stats
 
-	// Output rows are carved from chunks of outChunk bytes, so the bytes
-	// of a row are copied once and earlier rows never move.
-	chunk   []byte
-	rowList [][]byte
+	// body receives the output rows, each written once; outSize is the
+	// size of the rows (without the commas between them).
+	body    *Body
 	outSize int64
 
 	needDoc bool // documents must be parsed (not just copied)
@@ -82,7 +81,7 @@ func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, err
 	if err != nil {
 		return Page{}, err
 	}
-	ex := &executor{p: p, s: p.q.stmt, c: newEvalCtx(p.q.nslots, p.params, req.Env), budget: req.Budget}
+	ex := &executor{p: p, s: p.q.stmt, c: newEvalCtx(p.q.nslots, p.params, req.Env), budget: req.Budget, body: newBody()}
 	if p.readsCps {
 		ex.c.cps, ex.c.cpVals = p.cps, make([]Value, p.cps.Len())
 	}
@@ -98,13 +97,14 @@ func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, err
 		next, err = ex.materialized(src, cur, pageSize)
 	}
 	if err != nil {
+		ex.body.Release()
 		return Page{}, err
 	}
-	page := Page{Rows: ex.rows(), Stats: ex.stats}
+	page := Page{Body: ex.body, Stats: ex.stats}
 	if next != nil {
 		page.Next = p.encodeCursor(next)
 	}
-	page.Stats.OutputDocumentCount = int64(len(page.Rows))
+	page.Stats.OutputDocumentCount = int64(ex.body.Len())
 	page.Stats.OutputDocumentSize = ex.outSize
 	if req.Env.Elapsed != nil {
 		page.Stats.TotalExecutionTime = req.Env.Elapsed() - t0
@@ -112,43 +112,14 @@ func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, err
 	return page, nil
 }
 
-// outChunk is the size of the buffers output rows are carved from.
-const outChunk = 64 << 10
-
-func (ex *executor) rows() [][]byte {
-	if ex.rowList == nil {
-		return [][]byte{}
-	}
-	return ex.rowList
-}
-
-// reserve makes sure the current chunk has room for n more bytes.
-func (ex *executor) reserve(n int) {
-	if cap(ex.chunk)-len(ex.chunk) < n {
-		ex.chunk = make([]byte, 0, max(outChunk, n))
-	}
-}
-
-func (ex *executor) addRow(start int) {
-	row := ex.chunk[start:len(ex.chunk):len(ex.chunk)]
-	ex.rowList = append(ex.rowList, row)
-	ex.outSize += int64(len(row))
-}
-
 func (ex *executor) emitRaw(b []byte) {
-	ex.reserve(len(b))
-	start := len(ex.chunk)
-	ex.chunk = append(ex.chunk, b...)
-	ex.addRow(start)
+	ex.body.appendRaw(b)
+	ex.outSize += int64(len(b))
 }
 
 func (ex *executor) emitValue(v Value) {
-	ex.reserve(4 << 10)
-	start := len(ex.chunk)
-	ex.chunk = v.AppendJSON(ex.chunk)
-	// If the row outgrew the chunk, append moved the chunk (earlier rows
-	// keep the old array); the row is still at start in the new one.
-	ex.addRow(start)
+	ex.body.appendValue(v)
+	ex.outSize += int64(len(ex.body.rows[len(ex.body.rows)-1]))
 }
 
 // bindDoc makes doc the current document. It reports false (and records
