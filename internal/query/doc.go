@@ -111,7 +111,11 @@
 // c, DocumentId(c), c[@p], a projected SELECT *) only those members are
 // decoded, the rest skipped unvalidated, and parsing stops when all were
 // found. SELECT * without WHERE does not parse at all. A Source's documents
-// are trusted to be valid JSON (they were validated when written).
+// are trusted to be valid JSON (they were validated when written). A
+// streaming page, where nothing of a document outlives it, has one
+// parser (pageParser) that reads each document in place and reuses its
+// buffers for the next; the other modes keep values across documents
+// and parse each into memory of its own.
 //
 // Each row is written once, as it is produced, into the page's Body
 // (body.go): the rows joined by commas, in 64 KB chunks from a pool,

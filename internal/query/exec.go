@@ -27,6 +27,10 @@ type executor struct {
 	outSize int64
 
 	needDoc bool // documents must be parsed (not just copied)
+	// pp parses the documents of a streaming page, whose values do not
+	// outlive their document; nil in the other modes, whose rows, sort
+	// keys, groups and aggregates keep values across documents.
+	pp *pageParser
 	// tieDesc: ORDER BY ties are broken by descending storage key.
 	tieDesc bool
 	err     error
@@ -132,7 +136,9 @@ func (ex *executor) bindDoc(key, doc []byte) bool {
 	}
 	var v Value
 	var err error
-	if p := ex.p; p.wholeDoc {
+	if p := ex.p; ex.pp != nil {
+		v, err = ex.pp.parse(doc, p.fields, p.wholeDoc)
+	} else if p.wholeDoc {
 		v, err = parseJSONString(string(doc))
 	} else {
 		v, err = parseDocFields(doc, p.fields)
@@ -183,6 +189,9 @@ func (ex *executor) stream(src Source, cur *cursor, pageSize int, pageBytes int6
 	// page that ends inside a document resumes from).
 	prevKey, hasPrev := append([]byte(nil), after...), cur.hasAfter
 	c.track, c.pos = ex.s, make([]int, len(ex.s.From))
+	if ex.needDoc {
+		ex.pp = new(pageParser)
+	}
 	var next *cursor
 	done := false
 	var doc []byte
