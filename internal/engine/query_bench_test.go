@@ -76,3 +76,28 @@ func BenchmarkQueryPage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueryFirstPage asks for the first 10 rows of a query of the
+// length applications send, with parameters: the work of a request
+// besides its rows (the body, the query's parse and binding, the scope).
+func BenchmarkQueryFirstPage(b *testing.B) {
+	e, _ := newTestEngine(b)
+	mustCreate(b, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]},"indexingPolicy":{"indexingMode":"none"}}`)
+	ctx := context.Background()
+	ref := ItemRef{DB: "db", Coll: "c", PK: `["bench"]`, HasPK: true}
+	for i := range 20 {
+		if _, err := e.WriteItem(ctx, ref, Upsert, []byte(pageDoc(i)), ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	body := queryBody(`SELECT c.id, c.n, LOWER(SUBSTRING(c.payload, 0, 8)) AS head FROM c WHERE c.n >= @lo AND c.n < @hi AND (STARTSWITH(c.id, @prefix) OR c.id IN ("a", "b", "c")) ORDER BY c.n`,
+		"@lo", 0, "@hi", 1000, "@prefix", "item-")
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := e.QueryItems(ctx, QueryRequest{Ref: ref, Body: body, MaxItemCount: 10})
+		if err != nil || res.Body.Len() != 10 {
+			b.Fatalf("%d rows, %v", res.Body.Len(), err)
+		}
+		res.Body.Release()
+	}
+}
