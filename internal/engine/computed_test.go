@@ -187,7 +187,7 @@ func TestComputedStaleCatalog(t *testing.T) {
 	waitUntil(t, "the rebuild", func() bool { return indexReady(t, e, "c") })
 
 	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`), CrossPartition: true, RangeID: "0"}
-	plan, err := compile(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`, nil, stale.computed)
+	plan, err := e.compile(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`, nil, stale.computed)
 	if err != nil {
 		t.Fatal(err)
 	}

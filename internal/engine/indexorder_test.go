@@ -116,7 +116,7 @@ func orderedPlan(t testing.TB, e *Engine, req QueryRequest) bool {
 	t.Helper()
 	c, _ := e.resolve(req.Ref)
 	text, params, _ := parseQueryBody(req.Body)
-	plan, err := compile(text, params, c.computed)
+	plan, err := e.compile(text, params, c.computed)
 	if err != nil {
 		t.Fatal(err)
 	}

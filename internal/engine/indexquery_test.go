@@ -31,7 +31,7 @@ func drainQuery(t testing.TB, e *Engine, req QueryRequest, scan bool) (rows []st
 		if scan {
 			c, _ := e.resolve(req.Ref)
 			text, params, _ := parseQueryBody(req.Body)
-			plan, cerr := compile(text, params, c.computed)
+			plan, cerr := e.compile(text, params, c.computed)
 			if cerr != nil {
 				t.Fatalf("%s: %v", req.Body, cerr)
 			}

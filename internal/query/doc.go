@@ -199,6 +199,18 @@
 // between pages are seen or not according to where they fall relative to
 // the resume position.
 //
+// # Sharing queries
+//
+// A Query is immutable once Parse returns it: the checker is the last to
+// write its syntax tree (compiled LIKE patterns and regular expressions
+// of constant arguments included), and evaluation keeps its state in the
+// page's own context. One Query therefore serves any number of pages at
+// once, each bound (Bind, BindComputed) to its own parameters and
+// computed properties. Cache (cache.go) keeps Queries by text for a
+// server, bounded by entries and by bytes of text, least recently used
+// out first; TestCacheConcurrent runs one cache's queries of every mode
+// from many goroutines with their own parameters (run it with -race).
+//
 // # Computed properties
 //
 // A container's computed properties (computed.go) are compiled once,
