@@ -31,6 +31,9 @@ type executor struct {
 	// outlive their document; nil in the other modes, whose rows, sort
 	// keys, groups and aggregates keep values across documents.
 	pp *pageParser
+	// row is the object a streaming page projects its rows into, one
+	// after the other: each is encoded before the next is projected.
+	row node
 	// tieDesc: ORDER BY ties are broken by descending storage key.
 	tieDesc bool
 	err     error
@@ -155,7 +158,11 @@ func (ex *executor) bindDoc(key, doc []byte) bool {
 // SELECT * over the document, else a value. ok is false for a SELECT VALUE
 // whose value is undefined (no row).
 func (ex *executor) projectRow() (v Value, ok bool) {
-	v = ex.c.project(ex.s)
+	if s := ex.s; ex.p.mode == modeStream && !s.Star && !s.Value {
+		v = ex.c.projectInto(s, &ex.row)
+	} else {
+		v = ex.c.project(s)
+	}
 	return v, v.kind != Undefined
 }
 
