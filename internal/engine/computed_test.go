@@ -152,7 +152,7 @@ func TestComputedProperties(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out strings.Builder
-			for _, r := range res.Rows {
+			for _, r := range res.Rows() {
 				out.WriteString(members(r) + "\n")
 			}
 			return out.String()
@@ -187,7 +187,7 @@ func TestComputedStaleCatalog(t *testing.T) {
 	waitUntil(t, "the rebuild", func() bool { return indexReady(t, e, "c") })
 
 	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`), CrossPartition: true, RangeID: "0"}
-	plan, err := compile(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`, nil, stale.computed)
+	plan, err := e.compile(`SELECT VALUE c.id FROM c WHERE c.cp = "ada"`, nil, stale.computed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestComputedStaleCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(bytesToStrings(res.Rows), ","); got != `"1","2"` || usedIndex(res) {
+	if got := strings.Join(bytesToStrings(res.Rows()), ","); got != `"1","2"` || usedIndex(res) {
 		t.Fatalf("stale plan: rows %s, index %v; want both items from a scan", got, usedIndex(res))
 	}
 	// The current catalog's plan uses the index, with the new definition.

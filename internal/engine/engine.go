@@ -71,6 +71,9 @@ type Engine struct {
 	// clock.
 	queryClock clock.Clock
 	pageBudget time.Duration
+	// plans keeps parsed queries by text, for every page of a query and
+	// its query plan request.
+	plans *query.Cache
 	// cluster is set when the store is shared with other nodes.
 	cluster   *cluster
 	shared    bool
@@ -187,7 +190,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 		opts.QueryClock = opts.RealClock
 	}
 	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge,
-		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget}
+		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget, plans: query.NewCache(planCacheEntries, planCacheBytes)}
 	e.buckets.Floor, e.enforce = opts.PurgeFloor, opts.EnforceThroughput
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {

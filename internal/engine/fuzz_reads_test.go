@@ -272,11 +272,11 @@ func FuzzReadsAgree(f *testing.F) {
 
 		q, err := e.QueryItems(ctx, QueryRequest{Ref: coll, CrossPartition: true, RangeID: "0",
 			Body: queryBody("SELECT c.id, c.pk, c.ttl FROM c")})
-		one("projection", q.Rows, err)
+		one("projection", q.Rows(), err)
 
 		q, err = e.QueryItems(ctx, QueryRequest{Ref: coll, CrossPartition: true, RangeID: "0",
 			Body: queryBody("SELECT c.id, c.pk, c.ttl FROM c WHERE c.id = @id", "@id", itemID)})
-		one("index query", q.Rows, err)
+		one("index query", q.Rows(), err)
 		if !usedIndex(q) {
 			t.Fatalf("%q: WHERE c.id = @id was not answered by the index: %q", body, q.IndexMetrics)
 		}

@@ -168,8 +168,8 @@ func BenchmarkIndexedEquality(b *testing.B) {
 				i++
 				res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: tc.coll},
 					Body: queryBody("SELECT * FROM c WHERE c.x = @x", "@x", x), MaxItemCount: -1, CrossPartition: true, RangeID: "0"})
-				if err != nil || len(res.Rows) != benchGroup || res.Continuation != "" {
-					b.Fatalf("x=%d: %d rows, %v", x, len(res.Rows), err)
+				if err != nil || len(res.Rows()) != benchGroup || res.Continuation != "" {
+					b.Fatalf("x=%d: %d rows, %v", x, len(res.Rows()), err)
 				}
 			}
 		})
@@ -232,8 +232,8 @@ func benchOrderBy(b *testing.B, e *Engine, query, pk string) {
 		b.StopTimer()
 		close(stop)
 		<-sampled
-		if err != nil || len(res.Rows) != 10 {
-			b.Fatalf("%d rows, %v", len(res.Rows), err)
+		if err != nil || len(res.Rows()) != 10 {
+			b.Fatalf("%d rows, %v", len(res.Rows()), err)
 		}
 		loaded = parseMetric(res.Metrics, "retrievedDocumentSize")
 		b.StartTimer()
@@ -255,7 +255,7 @@ func BenchmarkOrderByPaging(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			n += len(res.Rows)
+			n += len(res.Rows())
 			if res.Continuation == "" {
 				break
 			}

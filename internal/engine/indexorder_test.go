@@ -116,7 +116,7 @@ func orderedPlan(t testing.TB, e *Engine, req QueryRequest) bool {
 	t.Helper()
 	c, _ := e.resolve(req.Ref)
 	text, params, _ := parseQueryBody(req.Body)
-	plan, err := compile(text, params, c.computed)
+	plan, err := e.compile(text, params, c.computed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,13 +162,13 @@ func TestOrderByReadsOnlyWhatItReturns(t *testing.T) {
 				t.Fatalf("%s: %v", tc.query, err)
 			}
 			m, _ := url.QueryUnescape(res.IndexMetrics)
-			if page == 0 && (len(res.Rows) == 0 || string(res.Rows[0]) != tc.first || !strings.Contains(m, tc.index)) {
-				t.Fatalf("%s: first row %s, index metrics %s", tc.query, res.Rows, m)
+			if page == 0 && (len(res.Rows()) == 0 || string(res.Rows()[0]) != tc.first || !strings.Contains(m, tc.index)) {
+				t.Fatalf("%s: first row %s, index metrics %s", tc.query, res.Rows(), m)
 			}
 			var got int
 			fmt.Sscanf(res.Metrics[strings.Index(res.Metrics, "retrievedDocumentCount="):], "retrievedDocumentCount=%d", &got)
-			if len(res.Rows) != 10 || got > tc.retrieved {
-				t.Fatalf("%s page %d: %d rows, %d documents read", tc.query, page, len(res.Rows), got)
+			if len(res.Rows()) != 10 || got > tc.retrieved {
+				t.Fatalf("%s page %d: %d rows, %d documents read", tc.query, page, len(res.Rows()), got)
 			}
 			req.Continuation = res.Continuation
 		}

@@ -31,7 +31,7 @@ func drainQuery(t testing.TB, e *Engine, req QueryRequest, scan bool) (rows []st
 		if scan {
 			c, _ := e.resolve(req.Ref)
 			text, params, _ := parseQueryBody(req.Body)
-			plan, cerr := compile(text, params, c.computed)
+			plan, cerr := e.compile(text, params, c.computed)
 			if cerr != nil {
 				t.Fatalf("%s: %v", req.Body, cerr)
 			}
@@ -49,7 +49,7 @@ func drainQuery(t testing.TB, e *Engine, req QueryRequest, scan bool) (rows []st
 		if usedIndex(res) {
 			indexed = true
 		}
-		for _, r := range res.Rows {
+		for _, r := range res.Rows() {
 			rows = append(rows, string(r))
 		}
 		if res.Continuation == "" {
@@ -271,7 +271,7 @@ func TestScanContinuationAfterRebuild(t *testing.T) {
 	if err != nil || usedIndex(res) || res.Continuation == "" {
 		t.Fatalf("first page while building: %v, index %v, continuation %q", err, usedIndex(res), res.Continuation)
 	}
-	rows := res.Rows
+	rows := res.Rows()
 	allow.Store(true)
 	e.indexer.kick()
 	waitUntil(t, "rebuild", func() bool { return indexReady(t, e, "c") })
@@ -283,7 +283,7 @@ func TestScanContinuationAfterRebuild(t *testing.T) {
 		if usedIndex(res) {
 			t.Fatal("a scan's continuation was served by the index")
 		}
-		rows = append(rows, res.Rows...)
+		rows = append(rows, res.Rows()...)
 	}
 	var ids []string
 	for _, r := range rows {

@@ -97,11 +97,11 @@ func (r *instantRig) put(id, pk string, ttl int64, n int) {
 func (r *instantRig) nowQuery() int64 {
 	r.t.Helper()
 	res, err := r.e.QueryItems(r.ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE GetCurrentTimestamp()"), CrossPartition: true, RangeID: "0"})
-	if err != nil || len(res.Rows) != 1 {
-		r.t.Fatalf("GetCurrentTimestamp(): %v %q", err, res.Rows)
+	if err != nil || len(res.Rows()) != 1 {
+		r.t.Fatalf("GetCurrentTimestamp(): %v %q", err, res.Rows())
 	}
 	var ms int64
-	if err := json.Unmarshal(res.Rows[0], &ms); err != nil {
+	if err := json.Unmarshal(res.Rows()[0], &ms); err != nil {
 		r.t.Fatal(err)
 	}
 	return ms / 1000
@@ -201,7 +201,7 @@ func (r *instantRig) check(step string) int64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, ids(t, res.Rows)...)
+		got = append(got, ids(t, res.Rows())...)
 		if feed.Continuation = res.Continuation; feed.Continuation == "" {
 			break
 		}

@@ -235,7 +235,7 @@ func compareModel(t *testing.T, e *Engine, m *model, op int, what string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rowKeys(t, feed.Rows); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := rowKeys(t, feed.Rows()); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after op %d (%s): read feed %v, model %v", op, what, got, want)
 	}
 	body := []byte(`{"query":"SELECT VALUE COUNT(1) FROM c WHERE c.id != 'x'"}`)
@@ -243,8 +243,8 @@ func compareModel(t *testing.T, e *Engine, m *model, op int, what string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) != 1 || string(res.Rows[0]) != strconv.Itoa(len(want)) {
-		t.Fatalf("after op %d (%s): COUNT %s, model %d", op, what, res.Rows, len(want))
+	if len(res.Rows()) != 1 || string(res.Rows()[0]) != strconv.Itoa(len(want)) {
+		t.Fatalf("after op %d (%s): COUNT %s, model %d", op, what, res.Rows(), len(want))
 	}
 }
 

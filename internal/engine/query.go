@@ -37,7 +37,9 @@ type QueryRequest struct {
 
 // QueryResult is one page of results.
 type QueryResult struct {
-	Rows         [][]byte
+	// Body holds the rows, written once by the query executor; whoever
+	// sends them releases it (query.Body.Release).
+	Body         *query.Body
 	Continuation string
 	Charge       float64
 	// RID is the _rid of the envelope (the container's).
@@ -48,14 +50,25 @@ type QueryResult struct {
 	Session               string
 }
 
+// Rows returns the page's rows; they are valid until the Body is
+// released.
+func (r QueryResult) Rows() [][]byte { return r.Body.Rows() }
+
 // readFeedQuery is what a read feed is: every visible item in key order.
 const readFeedQuery = "SELECT * FROM c"
 
-// readFeedPlan is readFeedQuery compiled once: a read feed page never
-// parses. One plan may serve concurrent pages because this query calls
-// no function and matches no pattern, the only evaluations that cache
-// in the syntax tree.
-var readFeedPlan = sync.OnceValues(func() (*query.Plan, error) { return compile(readFeedQuery, nil, nil) })
+// readFeedPlan is readFeedQuery parsed and bound once: a read feed page
+// neither parses nor binds, nor looks in the engine's plan cache. A plan
+// is immutable, so one serves concurrent pages.
+var readFeedPlan = sync.OnceValues(func() (*query.Plan, error) { return bind(query.Parse(readFeedQuery)) })
+
+// The bounds of the engine's cache of parsed queries (query.Cache): the
+// texts of the queries an application sends, several SDK clients'
+// worth, without letting long texts pin much memory.
+const (
+	planCacheEntries = 512
+	planCacheBytes   = 512 << 10
+)
 
 // queryRequestBody is the body of a query: {"query": "...", "parameters":
 // [{"name","value"}]}.
@@ -127,15 +140,30 @@ func checkQueryBodyFields(body []byte) error {
 	return nil
 }
 
-// compile parses and binds a query over items with computed properties
-// cs (nil: none, as for the catalog's resources), turning its errors into
-// 400s.
-func compile(text string, params []query.Param, cs *query.Computed) (*query.Plan, error) {
-	q, err := query.Parse(text)
+// compile binds a query over items with computed properties cs (nil:
+// none, as for the catalog's resources) to params, parsing it only if
+// the engine's plan cache does not hold it, and turns its errors into
+// 400s. Computed properties and parameters are bound for each request;
+// they do not change what Parse builds, so the text alone is the key.
+func (e *Engine) compile(text string, params []query.Param, cs *query.Computed) (*query.Plan, error) {
+	q, err := e.plans.Parse(text)
 	if err != nil {
 		return nil, queryError(err)
 	}
 	p, err := q.BindComputed(params, cs)
+	if err != nil {
+		return nil, queryError(err)
+	}
+	return p, nil
+}
+
+// bind binds a query parsed by query.Parse without parameters or
+// computed properties.
+func bind(q *query.Query, err error) (*query.Plan, error) {
+	if err != nil {
+		return nil, queryError(err)
+	}
+	p, err := q.Bind(nil)
 	if err != nil {
 		return nil, queryError(err)
 	}
@@ -244,7 +272,7 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 	if err != nil {
 		return QueryResult{}, err
 	}
-	plan, err := compile(text, params, c.computed)
+	plan, err := e.compile(text, params, c.computed)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -409,7 +437,7 @@ func (e *Engine) runPage(ctx context.Context, plan *query.Plan, src query.Source
 	if err != nil {
 		return QueryResult{}, queryError(err)
 	}
-	res := QueryResult{Rows: page.Rows, RID: c.ridStr}
+	res := QueryResult{Body: page.Body, RID: c.ridStr}
 	if page.Next != nil {
 		res.Continuation = base64.RawURLEncoding.EncodeToString(append(slices.Clip(tokPrefix), page.Next...))
 	}
@@ -468,7 +496,7 @@ func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	plan, err := compile(text, params, c.computed)
+	plan, err := e.compile(text, params, c.computed)
 	if err != nil {
 		return nil, err
 	}
@@ -501,7 +529,7 @@ func (e *Engine) queryCatalog(ctx context.Context, rows [][]byte, body []byte) (
 	if err != nil {
 		return QueryResult{}, err
 	}
-	plan, err := compile(text, params, nil)
+	plan, err := e.compile(text, params, nil)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -510,11 +538,12 @@ func (e *Engine) queryCatalog(ctx context.Context, rows [][]byte, body []byte) (
 		return QueryResult{}, queryError(err)
 	}
 	if page.Next != nil {
+		page.Body.Release()
 		// A catalog query is answered in one page, without a
 		// continuation: rather than drop the rest, say so.
 		return QueryResult{}, &Error{Kind: KindRequestTimeout, Message: fmt.Sprintf("The query over databases, containers or offers did not fit in one page (the server's query page budget of %v, --query-page-budget, or %d MB of output), and such queries are answered in one page. Simplify the query.", e.pageBudget, query.UnboundedPageBytes>>20)}
 	}
-	return QueryResult{Rows: page.Rows, Charge: throughput.CatalogRead}, nil
+	return QueryResult{Body: page.Body, Charge: throughput.CatalogRead}, nil
 }
 
 // QueryDatabases runs a query over the databases.

@@ -55,7 +55,7 @@ func pagesOf(t *testing.T, e *Engine, req QueryRequest) (rows []string, pages in
 		if err != nil {
 			t.Fatalf("%s: page %d: %v", req.Body, pages, err)
 		}
-		for _, r := range res.Rows {
+		for _, r := range res.Rows() {
 			rows = append(rows, string(r))
 		}
 		if res.Continuation == "" {

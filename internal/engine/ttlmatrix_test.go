@@ -132,7 +132,7 @@ func (c *matrixContainer) pages(t testing.TB, body []byte, page func(context.Con
 		if err != nil {
 			t.Fatalf("%s: %v", body, err)
 		}
-		for _, r := range res.Rows {
+		for _, r := range res.Rows() {
 			rows = append(rows, r)
 		}
 		if res.Continuation == "" {

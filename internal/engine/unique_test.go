@@ -106,7 +106,7 @@ func TestUniqueKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return string(res.Rows[0]) + "\n"
+			return string(res.Rows()[0]) + "\n"
 		default:
 			d.Fatalf(t, "unknown command %q", d.Cmd)
 		}

@@ -13,7 +13,7 @@ func (g *Gateway) listContainers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeFeed(w, "DocumentCollections", rid, rows, charge, "")
+	return writeFeed(w, "DocumentCollections", rid, rowList(rows), charge, "")
 }
 
 func (g *Gateway) createOrQueryContainers(w http.ResponseWriter, r *http.Request) error {
@@ -26,7 +26,7 @@ func (g *Gateway) createOrQueryContainers(w http.ResponseWriter, r *http.Request
 		if err != nil {
 			return err
 		}
-		return writeFeed(w, "DocumentCollections", res.RID, res.Rows, res.Charge, res.Continuation)
+		return writePage(w, "DocumentCollections", res)
 	}
 	res, err := g.eng.CreateContainer(r.Context(), r.PathValue("db"), body, throughputHeaders(r))
 	if err != nil {
@@ -123,5 +123,5 @@ func (g *Gateway) partitionKeyRanges(w http.ResponseWriter, r *http.Request) err
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	return writeFeed(w, "PartitionKeyRanges", rid, [][]byte{body}, 1, "")
+	return writeFeed(w, "PartitionKeyRanges", rid, rowList{body}, 1, "")
 }

@@ -12,7 +12,7 @@ func resourceOf(body []byte, charge float64) engine.Resource {
 
 func (g *Gateway) listDatabases(w http.ResponseWriter, r *http.Request) error {
 	rows, charge := g.eng.Databases(r.Context())
-	return writeFeed(w, "Databases", "", rows, charge, "")
+	return writeFeed(w, "Databases", "", rowList(rows), charge, "")
 }
 
 // createOrQueryDatabases serves POST /dbs: a query when the body is a
@@ -27,7 +27,7 @@ func (g *Gateway) createOrQueryDatabases(w http.ResponseWriter, r *http.Request)
 		if err != nil {
 			return err
 		}
-		return writeFeed(w, "Databases", "", res.Rows, res.Charge, res.Continuation)
+		return writePage(w, "Databases", res)
 	}
 	res, err := g.eng.CreateDatabase(r.Context(), body, throughputHeaders(r))
 	if err != nil {

@@ -30,7 +30,7 @@ func (g *Gateway) changeFeed(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	return writeFeed(w, "Documents", res.RID, res.Rows, res.Charge, "")
+	return writeFeed(w, "Documents", res.RID, rowList(res.Rows), res.Charge, "")
 }
 
 // changeFeedRequest reads the change feed headers of a request.

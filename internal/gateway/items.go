@@ -169,5 +169,5 @@ func writeQueryResult(w http.ResponseWriter, r *http.Request, res engine.QueryRe
 	if res.Session != "" {
 		h.Set("x-ms-session-token", res.Session)
 	}
-	return writeFeed(w, "Documents", res.RID, res.Rows, res.Charge, res.Continuation)
+	return writePage(w, "Documents", res)
 }

@@ -8,7 +8,7 @@ import (
 
 func (g *Gateway) listOffers(w http.ResponseWriter, r *http.Request) error {
 	rows, charge := g.eng.Offers(r.Context())
-	return writeFeed(w, "Offers", "", rows, charge, "")
+	return writeFeed(w, "Offers", "", rowList(rows), charge, "")
 }
 
 func (g *Gateway) queryOffers(w http.ResponseWriter, r *http.Request) error {
@@ -20,7 +20,7 @@ func (g *Gateway) queryOffers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeFeed(w, "Offers", "", res.Rows, res.Charge, res.Continuation)
+	return writePage(w, "Offers", res)
 }
 
 func (g *Gateway) readOffer(w http.ResponseWriter, r *http.Request) error {

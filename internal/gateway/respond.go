@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -55,39 +56,89 @@ func writeResource(w http.ResponseWriter, status int, res engine.Resource) error
 	return err
 }
 
-// writeFeed writes a list of resources in the envelope the SDKs expect,
-// e.g. {"_rid":"…","Documents":[…],"_count":n}.
-func writeFeed(w http.ResponseWriter, envelope, rid string, rows [][]byte, charge float64, continuation string) error {
-	size := 64
-	for _, r := range rows {
-		size += len(r) + 1
+// feedRows are the rows of a feed: a page of query results
+// (*query.Body) or a list of resources (rowList).
+type feedRows interface {
+	Len() int
+	// Size is the size of the rows joined by commas, which WriteTo
+	// writes.
+	Size() int
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// rowList is a list of resources as the rows of a feed.
+type rowList [][]byte
+
+func (l rowList) Len() int { return len(l) }
+
+func (l rowList) Size() int {
+	n := max(len(l)-1, 0)
+	for _, r := range l {
+		n += len(r)
 	}
-	b := make([]byte, 0, size)
-	b = append(b, `{"_rid":`...)
-	b = appendJSONString(b, rid)
-	b = append(b, `,"`...)
-	b = append(b, envelope...)
-	b = append(b, `":[`...)
-	for i, r := range rows {
+	return n
+}
+
+func (l rowList) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for i, r := range l {
 		if i > 0 {
-			b = append(b, ',')
+			m, err := w.Write(comma)
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
 		}
-		b = append(b, r...)
+		m, err := w.Write(r)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
 	}
-	b = append(b, `],"_count":`...)
-	b = strconv.AppendInt(b, int64(len(rows)), 10)
-	b = append(b, '}')
+	return n, nil
+}
+
+var comma = []byte{','}
+
+// writeFeed writes the rows of a feed in the envelope the SDKs expect,
+// e.g. {"_rid":"…","Documents":[…],"_count":n}. The rows go to w as
+// they are: the response is never assembled in memory.
+func writeFeed(w http.ResponseWriter, envelope, rid string, rows feedRows, charge float64, continuation string) error {
+	head := make([]byte, 0, 32+len(envelope)+len(rid))
+	head = append(head, `{"_rid":`...)
+	head = appendJSONString(head, rid)
+	head = append(head, `,"`...)
+	head = append(head, envelope...)
+	head = append(head, `":[`...)
+	n := rows.Len()
+	tail := make([]byte, 0, 32)
+	tail = append(tail, `],"_count":`...)
+	tail = strconv.AppendInt(tail, int64(n), 10)
+	tail = append(tail, '}')
 	h := w.Header()
 	h[hContentType] = jsonContentType
 	setCharge(w, charge)
-	h[hItemCount] = []string{strconv.Itoa(len(rows))}
+	h[hItemCount] = []string{strconv.Itoa(n)}
 	if continuation != "" {
 		h[hCont] = []string{continuation}
 	}
-	h[hLength] = []string{strconv.Itoa(len(b))}
+	h[hLength] = []string{strconv.Itoa(len(head) + rows.Size() + len(tail))}
 	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(b)
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	if _, err := rows.WriteTo(w); err != nil {
+		return err
+	}
+	_, err := w.Write(tail)
 	return err
+}
+
+// writePage writes a page of query results as a feed, then gives its
+// body back to the pool it was written into.
+func writePage(w http.ResponseWriter, envelope string, res engine.QueryResult) error {
+	defer res.Body.Release()
+	return writeFeed(w, envelope, res.RID, res.Body, res.Charge, res.Continuation)
 }
 
 // setCharge is how every response gets its request charge: it sets the

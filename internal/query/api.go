@@ -60,10 +60,16 @@ type PageRequest struct {
 
 // Page is one page of results.
 type Page struct {
-	Rows  [][]byte // each row's compact JSON
-	Next  []byte   // nil when the query is done; opaque otherwise
+	// Body holds the rows; the caller releases it (Body.Release) once
+	// it has sent them, or lets the garbage collector have it.
+	Body  *Body
+	Next  []byte // nil when the query is done; opaque otherwise
 	Stats Stats
 }
+
+// Rows returns the page's rows, each its compact JSON; they are valid
+// until the Body is released.
+func (p Page) Rows() [][]byte { return p.Body.Rows() }
 
 // Stats are the query metrics of one page.
 type Stats struct {

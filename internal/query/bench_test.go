@@ -48,7 +48,8 @@ func benchQuery(b *testing.B, text string, pageSize int) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rows += len(pg.Rows)
+			rows += pg.Body.Len()
+			pg.Body.Release() // as a server does once it has sent the rows
 			if pg.Next == nil {
 				break
 			}

@@ -66,7 +66,7 @@ func TestComputed(t *testing.T) {
 				if err != nil {
 					return "error: " + err.Error() + "\n"
 				}
-				for _, r := range pg.Rows {
+				for _, r := range pg.Rows() {
 					out.Write(r)
 					out.WriteByte('\n')
 				}
@@ -149,8 +149,8 @@ func TestComputedBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pg.Next == nil || len(pg.Rows) >= 50 {
-		t.Fatalf("a page of costly computed properties returned %d rows and no continuation within its budget", len(pg.Rows))
+	if pg.Next == nil || len(pg.Rows()) >= 50 {
+		t.Fatalf("a page of costly computed properties returned %d rows and no continuation within its budget", len(pg.Rows()))
 	}
 }
 

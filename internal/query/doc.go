@@ -111,9 +111,18 @@
 // c, DocumentId(c), c[@p], a projected SELECT *) only those members are
 // decoded, the rest skipped unvalidated, and parsing stops when all were
 // found. SELECT * without WHERE does not parse at all. A Source's documents
-// are trusted to be valid JSON (they were validated when written). Rows are appended to one buffer and sliced at the end, and
-// for SELECT * over the document the row is the stored bytes, never
-// re-encoded. Four modes:
+// are trusted to be valid JSON (they were validated when written). A
+// streaming page, where nothing of a document outlives it, has one
+// parser (pageParser) that reads each document in place and reuses its
+// buffers for the next; the other modes keep values across documents
+// and parse each into memory of its own.
+//
+// Each row is written once, as it is produced, into the page's Body
+// (body.go): the rows joined by commas, in 64 KB chunks from a pool,
+// which a server sends as they are, with Body.Size as the length, and
+// then releases for the next page. For SELECT * over the document (with
+// or without WHERE) the row is the stored bytes, never re-encoded. Four
+// modes:
 //
 //   - Streaming (no ORDER BY, aggregate, GROUP BY or DISTINCT): rows are
 //     emitted in source order until the page holds MaxItemCount rows, and
@@ -189,6 +198,18 @@
 // ErrBadContinuation. A token does not pin a snapshot: documents written
 // between pages are seen or not according to where they fall relative to
 // the resume position.
+//
+// # Sharing queries
+//
+// A Query is immutable once Parse returns it: the checker is the last to
+// write its syntax tree (compiled LIKE patterns and regular expressions
+// of constant arguments included), and evaluation keeps its state in the
+// page's own context. One Query therefore serves any number of pages at
+// once, each bound (Bind, BindComputed) to its own parameters and
+// computed properties. Cache (cache.go) keeps Queries by text for a
+// server, bounded by entries and by bytes of text, least recently used
+// out first; TestCacheConcurrent runs one cache's queries of every mode
+// from many goroutines with their own parameters (run it with -race).
 //
 // # Computed properties
 //

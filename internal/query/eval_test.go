@@ -45,7 +45,7 @@ func runQuery(t *testing.T, text string, src Source, params ...Param) []string {
 		if err != nil {
 			t.Fatalf("Page(%q): %v", text, err)
 		}
-		for _, r := range pg.Rows {
+		for _, r := range pg.Rows() {
 			rows = append(rows, string(r))
 		}
 		if pg.Next == nil {

@@ -21,13 +21,19 @@ type executor struct {
 	c     *evalCtx
 	stats Stats
 
-	// Output rows are carved from chunks of outChunk bytes, so the bytes
-	// of a row are copied once and earlier rows never move.
-	chunk   []byte
-	rowList [][]byte
+	// body receives the output rows, each written once; outSize is the
+	// size of the rows (without the commas between them).
+	body    *Body
 	outSize int64
 
 	needDoc bool // documents must be parsed (not just copied)
+	// pp parses the documents of a streaming page, whose values do not
+	// outlive their document; nil in the other modes, whose rows, sort
+	// keys, groups and aggregates keep values across documents.
+	pp *pageParser
+	// row is the object a streaming page projects its rows into, one
+	// after the other: each is encoded before the next is projected.
+	row node
 	// tieDesc: ORDER BY ties are broken by descending storage key.
 	tieDesc bool
 	err     error
@@ -82,7 +88,7 @@ func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, err
 	if err != nil {
 		return Page{}, err
 	}
-	ex := &executor{p: p, s: p.q.stmt, c: newEvalCtx(p.q.nslots, p.params, req.Env), budget: req.Budget}
+	ex := &executor{p: p, s: p.q.stmt, c: newEvalCtx(p.q.nslots, p.params, req.Env), budget: req.Budget, body: newBody()}
 	if p.readsCps {
 		ex.c.cps, ex.c.cpVals = p.cps, make([]Value, p.cps.Len())
 	}
@@ -98,13 +104,14 @@ func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, err
 		next, err = ex.materialized(src, cur, pageSize)
 	}
 	if err != nil {
+		ex.body.Release()
 		return Page{}, err
 	}
-	page := Page{Rows: ex.rows(), Stats: ex.stats}
+	page := Page{Body: ex.body, Stats: ex.stats}
 	if next != nil {
 		page.Next = p.encodeCursor(next)
 	}
-	page.Stats.OutputDocumentCount = int64(len(page.Rows))
+	page.Stats.OutputDocumentCount = int64(ex.body.Len())
 	page.Stats.OutputDocumentSize = ex.outSize
 	if req.Env.Elapsed != nil {
 		page.Stats.TotalExecutionTime = req.Env.Elapsed() - t0
@@ -112,43 +119,14 @@ func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, err
 	return page, nil
 }
 
-// outChunk is the size of the buffers output rows are carved from.
-const outChunk = 64 << 10
-
-func (ex *executor) rows() [][]byte {
-	if ex.rowList == nil {
-		return [][]byte{}
-	}
-	return ex.rowList
-}
-
-// reserve makes sure the current chunk has room for n more bytes.
-func (ex *executor) reserve(n int) {
-	if cap(ex.chunk)-len(ex.chunk) < n {
-		ex.chunk = make([]byte, 0, max(outChunk, n))
-	}
-}
-
-func (ex *executor) addRow(start int) {
-	row := ex.chunk[start:len(ex.chunk):len(ex.chunk)]
-	ex.rowList = append(ex.rowList, row)
-	ex.outSize += int64(len(row))
-}
-
 func (ex *executor) emitRaw(b []byte) {
-	ex.reserve(len(b))
-	start := len(ex.chunk)
-	ex.chunk = append(ex.chunk, b...)
-	ex.addRow(start)
+	ex.body.appendRaw(b)
+	ex.outSize += int64(len(b))
 }
 
 func (ex *executor) emitValue(v Value) {
-	ex.reserve(4 << 10)
-	start := len(ex.chunk)
-	ex.chunk = v.AppendJSON(ex.chunk)
-	// If the row outgrew the chunk, append moved the chunk (earlier rows
-	// keep the old array); the row is still at start in the new one.
-	ex.addRow(start)
+	ex.body.appendValue(v)
+	ex.outSize += int64(len(ex.body.rows[len(ex.body.rows)-1]))
 }
 
 // bindDoc makes doc the current document. It reports false (and records
@@ -161,7 +139,9 @@ func (ex *executor) bindDoc(key, doc []byte) bool {
 	}
 	var v Value
 	var err error
-	if p := ex.p; p.wholeDoc {
+	if p := ex.p; ex.pp != nil {
+		v, err = ex.pp.parse(doc, p.fields, p.wholeDoc)
+	} else if p.wholeDoc {
 		v, err = parseJSONString(string(doc))
 	} else {
 		v, err = parseDocFields(doc, p.fields)
@@ -178,7 +158,11 @@ func (ex *executor) bindDoc(key, doc []byte) bool {
 // SELECT * over the document, else a value. ok is false for a SELECT VALUE
 // whose value is undefined (no row).
 func (ex *executor) projectRow() (v Value, ok bool) {
-	v = ex.c.project(ex.s)
+	if s := ex.s; ex.p.mode == modeStream && !s.Star && !s.Value {
+		v = ex.c.projectInto(s, &ex.row)
+	} else {
+		v = ex.c.project(s)
+	}
 	return v, v.kind != Undefined
 }
 
@@ -212,6 +196,9 @@ func (ex *executor) stream(src Source, cur *cursor, pageSize int, pageBytes int6
 	// page that ends inside a document resumes from).
 	prevKey, hasPrev := append([]byte(nil), after...), cur.hasAfter
 	c.track, c.pos = ex.s, make([]int, len(ex.s.From))
+	if ex.needDoc {
+		ex.pp = new(pageParser)
+	}
 	var next *cursor
 	done := false
 	var doc []byte

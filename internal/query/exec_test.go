@@ -56,11 +56,11 @@ func pages(t *testing.T, text string, src Source, pageSize int, params ...Param)
 		if err != nil {
 			t.Fatalf("%s: page %d: %v", text, i, err)
 		}
-		if len(pg.Rows) > pageSize && pageSize > 0 {
-			t.Fatalf("%s: page %d has %d rows, more than %d", text, i, len(pg.Rows), pageSize)
+		if len(pg.Rows()) > pageSize && pageSize > 0 {
+			t.Fatalf("%s: page %d has %d rows, more than %d", text, i, len(pg.Rows()), pageSize)
 		}
 		rows := []string{}
-		for _, r := range pg.Rows {
+		for _, r := range pg.Rows() {
 			rows = append(rows, string(r))
 		}
 		out = append(out, rows)
@@ -419,10 +419,10 @@ func TestPageSizesAndStats(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(pg.Rows) != tt.want {
-			t.Errorf("MaxItemCount %d: got %d rows, want %d", tt.max, len(pg.Rows), tt.want)
+		if len(pg.Rows()) != tt.want {
+			t.Errorf("MaxItemCount %d: got %d rows, want %d", tt.max, len(pg.Rows()), tt.want)
 		}
-		if pg.Stats.OutputDocumentCount != int64(len(pg.Rows)) || pg.Stats.RetrievedDocumentCount < int64(len(pg.Rows)) {
+		if pg.Stats.OutputDocumentCount != int64(len(pg.Rows())) || pg.Stats.RetrievedDocumentCount < int64(len(pg.Rows())) {
 			t.Errorf("MaxItemCount %d: stats %+v", tt.max, pg.Stats)
 		}
 		if pg.Stats.TotalExecutionTime <= 0 {
@@ -468,7 +468,7 @@ func TestUnboundedPages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, len(pg.Rows))
+			got = append(got, len(pg.Rows()))
 			if tok = pg.Next; tok == nil {
 				break
 			}
@@ -511,7 +511,7 @@ func TestStreamingDocumentDeletedBetweenPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(pg2.Rows[0]); got != `"a2"` {
+	if got := string(pg2.Rows()[0]); got != `"a2"` {
 		t.Errorf("after deleting the straddled document: got %s first, want \"a2\"", got)
 	}
 	_ = bytes.Equal

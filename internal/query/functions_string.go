@@ -252,7 +252,10 @@ func registerStringFunctions() {
 			key := mods + "\x00" + a[1].str
 			if re = c.regexCache[key]; re == nil {
 				var err error
-				if re, err = compileRegex(a[1].str, mods); err != nil {
+				// The pattern may be a substring of a document that a
+				// streaming page reads in place; the cached expression
+				// outlives it.
+				if re, err = compileRegex(strings.Clone(a[1].str), mods); err != nil {
 					return undefinedValue
 				}
 				if c.regexCache == nil {

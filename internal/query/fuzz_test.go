@@ -48,7 +48,7 @@ func FuzzParse(f *testing.F) {
 			if err != nil {
 				t.Fatalf("Page(%q): %v", text, err)
 			}
-			for _, r := range pg.Rows {
+			for _, r := range pg.Rows() {
 				if !json.Valid(r) {
 					t.Fatalf("Page(%q): invalid JSON row %q", text, r)
 				}

@@ -73,6 +73,9 @@ type jsonParser struct {
 	slabV  []Value
 	slabM  []Member
 	slabN  []node
+	// reuse is set for a pageParser: its slabs outlive a document, so
+	// fieldsObject carves its object from them too.
+	reuse bool
 }
 
 func (p *jsonParser) fail(msg string) error { return &JSONError{Offset: p.i, Msg: msg} }
@@ -169,7 +172,9 @@ func (p *jsonParser) allocNode() *node {
 		p.slabN = make([]node, 0, slabSize(cap(p.slabN), 1)/2)
 	}
 	p.slabN = p.slabN[:len(p.slabN)+1]
-	return &p.slabN[len(p.slabN)-1]
+	n := &p.slabN[len(p.slabN)-1]
+	*n = node{} // a pageParser's slab holds the last document's nodes
+	return n
 }
 
 // value parses one value starting at p.i (not white space).

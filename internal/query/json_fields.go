@@ -62,7 +62,12 @@ func (p *jsonParser) fieldsObject(fields []string) (Value, error) {
 		return v, err
 	}
 	p.i++
-	ms := make([]Member, 0, len(fields))
+	var ms []Member
+	if p.reuse {
+		ms = p.allocMembers(len(fields))[:0]
+	} else {
+		ms = make([]Member, 0, len(fields))
+	}
 	for len(ms) < len(fields) {
 		p.skipSpace()
 		if p.i >= len(p.s) {
@@ -107,7 +112,41 @@ func (p *jsonParser) fieldsObject(fields []string) (Value, error) {
 		}
 		ms = append(ms, Member{Name: wanted, Value: v})
 	}
+	if p.reuse {
+		n := p.allocNode()
+		n.members = ms
+		return Value{kind: Object, ref: n}, nil
+	}
 	return Value{kind: Object, ref: &node{members: ms}}, nil
+}
+
+// pageParser parses the documents of a page whose values do not outlive
+// the document they came from (a streaming page, whose rows are encoded
+// as they are produced): it reads each document in place, its strings
+// are substrings of the document, and the slabs that hold its arrays and
+// objects are reused for the next document, so once they have grown to
+// the documents' shape a document costs no allocation.
+//
+// INVARIANT: a value parse returns is used only until the next parse,
+// and only while the document it was parsed from is valid (for a
+// Source's document: during the yield call).
+type pageParser struct {
+	p jsonParser
+}
+
+// parse parses doc: whole, or (whole false) only the top-level members
+// named in fields, as parseDocFields does.
+func (pp *pageParser) parse(doc []byte, fields []string, whole bool) (Value, error) {
+	if len(doc) == 0 {
+		return Value{}, &JSONError{Msg: "unexpected end of input"}
+	}
+	p := &pp.p
+	p.s, p.i, p.reuse = unsafe.String(&doc[0], len(doc)), 0, true
+	p.slabV, p.slabM, p.slabN = p.slabV[:0], p.slabM[:0], p.slabN[:0]
+	if whole {
+		return p.document()
+	}
+	return p.fieldsObject(fields)
 }
 
 // skipValue moves past one value without building or validating it.

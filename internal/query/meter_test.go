@@ -127,8 +127,8 @@ func runBudgeted(t *testing.T, d *datadriven.TestData, docs memSource) string {
 			fmt.Fprintf(&out, "page %d: %v\n", i, err)
 			return out.String()
 		}
-		rows := make([]string, len(pg.Rows))
-		for j, r := range pg.Rows {
+		rows := make([]string, len(pg.Rows()))
+		for j, r := range pg.Rows() {
 			rows[j] = string(r)
 		}
 		got = append(got, rows...)
@@ -156,7 +156,7 @@ func allRows(t *testing.T, p *Plan, src Source) []string {
 		if err != nil {
 			t.Fatalf("unbudgeted run: %v", err)
 		}
-		for _, r := range pg.Rows {
+		for _, r := range pg.Rows() {
 			rows = append(rows, string(r))
 		}
 		if pg.Next == nil {
@@ -200,8 +200,8 @@ func TestBudgetEndsRunawayJoin(t *testing.T) {
 		if err != nil {
 			t.Fatalf("page %d: %v", i, err)
 		}
-		if len(pg.Rows) != 0 || pg.Next == nil {
-			t.Fatalf("page %d: %d rows, continuation %v; want none and a continuation", i, len(pg.Rows), pg.Next != nil)
+		if len(pg.Rows()) != 0 || pg.Next == nil {
+			t.Fatalf("page %d: %d rows, continuation %v; want none and a continuation", i, len(pg.Rows()), pg.Next != nil)
 		}
 		cur, err := p.decodeCursor(pg.Next)
 		if err != nil {

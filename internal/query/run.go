@@ -113,6 +113,19 @@ func (c *evalCtx) project(s *SelectStmt) Value {
 	return o
 }
 
+// projectInto is project for a statement that lists its output members
+// (neither * nor VALUE), building the row in n, whose members it reuses:
+// for a row that is encoded before the next is projected.
+func (c *evalCtx) projectInto(s *SelectStmt, n *node) Value {
+	n.members = n.members[:0]
+	for i := range s.Items {
+		if v := c.eval(s.Items[i].Expr); v.kind != Undefined {
+			n.members = append(n.members, Member{Name: s.Items[i].Name, Value: v})
+		}
+	}
+	return Value{kind: Object, ref: n}
+}
+
 // countOf evaluates a TOP, OFFSET or LIMIT operand: -1 if absent, and -2 if
 // it is not a non-negative integer (Bind rejects that for the top level).
 func (c *evalCtx) countOf(e Expr) int {
