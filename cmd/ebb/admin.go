@@ -32,6 +32,8 @@ var adminCommands = map[string]func(args []string, out io.Writer) error{
 	"ttl":    runTTL,
 	"ls":     runLs,
 	"backup": runBackup,
+	"export": runExport,
+	"import": runImport,
 }
 
 // adminClient sends signed requests to one server.
@@ -99,6 +101,8 @@ func isLoopback(host string) bool {
 type apiError struct {
 	status  int
 	message string
+	// retryAfter is how long a 429 asks the client to wait.
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string {
@@ -109,7 +113,8 @@ func (e *apiError) Error() string {
 // path) and returns a 2xx response, whose body the caller closes; any
 // other answer is an *apiError with the service's message.
 func (c *adminClient) send(ctx context.Context, method, path string, body []byte, header http.Header) (*http.Response, error) {
-	resType, link, err := auth.ResourceOf(path)
+	escapedPath, _, _ := strings.Cut(path, "?") // a query string is not signed
+	resType, link, err := auth.ResourceOf(escapedPath)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +153,23 @@ func (c *adminClient) send(ctx context.Context, method, path string, body []byte
 	if json.Unmarshal(out, &e) != nil || e.Message == "" {
 		e.Message = strings.TrimSpace(string(out))
 	}
-	return nil, &apiError{status: resp.StatusCode, message: e.Message}
+	e.Message = innerMessage(e.Message)
+	ms, _ := strconv.ParseFloat(resp.Header.Get("x-ms-retry-after-ms"), 64)
+	return nil, &apiError{status: resp.StatusCode, message: e.Message, retryAfter: time.Duration(ms * float64(time.Millisecond))}
+}
+
+// innerMessage is the text of a service error message, which wraps it
+// as `Message: {"Errors":["…"]}` and then diagnostics.
+func innerMessage(msg string) string {
+	i := strings.Index(msg, "{")
+	if !strings.HasPrefix(msg, "Message: ") || i < 0 {
+		return msg
+	}
+	var inner struct{ Errors []string }
+	if json.NewDecoder(strings.NewReader(msg[i:])).Decode(&inner) != nil || len(inner.Errors) == 0 {
+		return msg
+	}
+	return strings.Join(inner.Errors, "; ")
 }
 
 // do is send for an answer read whole: the body of a 2xx answer and its

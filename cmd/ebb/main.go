@@ -49,6 +49,8 @@ var subcommands = []struct {
 	{"clock", "[advance D | set T]", "show or move a --clock-control server's clock", adminCommand("clock")},
 	{"ttl", "status DB/CONTAINER", "a container's TTL settings, purge backlog and upcoming expiries", adminCommand("ttl")},
 	{"ls", "", "databases and containers with item counts and TTL settings", adminCommand("ls")},
+	{"export", "[--out PATH] [DB[/CONTAINER]]", "items as NDJSON, or databases with their container definitions, from a running server", adminCommand("export")},
+	{"import", "[--to DB/CONTAINER | --cosmium] SOURCE", "an export, an NDJSON or JSON array file, or a cosmium state file, into a running server", adminCommand("import")},
 	{"backup", "DIR", "a consistent snapshot of a running server's embedded store, taken while it serves", adminCommand("backup")},
 	{"restore", "[--data-dir NEW] DIR", "make a data directory of a backup", func(args []string) error { return runRestore(args, os.Stdout) }},
 	{"version", "", "print Ebb's version", runVersion},
@@ -70,7 +72,7 @@ func usage(fs *flag.FlagSet) func() {
 			line(strings.TrimSpace(c.name+" "+c.args), c.what)
 		}
 		line("help [SUBCOMMAND]", "this text, or a subcommand's flags")
-		fmt.Fprint(w, "\nclock, ttl, ls and backup talk to a running server and sign for you (--endpoint, --key, --json);\n`ebb help SUBCOMMAND` lists a subcommand's flags.\n\nFlags (each may also be set by the environment variable shown):\n")
+		fmt.Fprint(w, "\nclock, ttl, ls, export, import and backup talk to a running server and sign for you (--endpoint, --key, --json);\n`ebb help SUBCOMMAND` lists a subcommand's flags.\n\nFlags (each may also be set by the environment variable shown):\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			name, help := flag.UnquoteUsage(f)
 			def, help := shownDefault(f, help)

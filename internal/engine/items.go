@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -255,6 +256,9 @@ type prepared struct {
 	pk    document.PartitionKey
 	pkEnc []byte
 	ttl   ttl.ItemTTL
+	// ts, when not 0, is the _ts to store instead of the operation's
+	// instant: an imported item keeps its last-modified time.
+	ts int64
 }
 
 // prepare validates a document for container c: its size, id,
@@ -487,7 +491,7 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	}
 	st.lsn++
 	st.lastTs = max(st.lastTs, t.now)
-	h := document.ItemHeader{Ts: t.now, TTL: p.ttl, LSN: st.lsn}
+	h := document.ItemHeader{Ts: cmp.Or(p.ts, t.now), TTL: p.ttl, LSN: st.lsn}
 	if exists {
 		h.Seq = old.h.Seq // replaced in place: _rid is stable
 		st.account(key, -1, -len(old.doc))

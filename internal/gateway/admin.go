@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -130,4 +131,40 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 	d.wrote = true
 	_ = d.rc.SetWriteDeadline(d.clock.Now().Add(backupIdle))
 	return d.w.Write(p)
+}
+
+// maxImportBody bounds one import request: the client sends a large file
+// as many of them.
+const maxImportBody = 16 << 20
+
+// importItems serves POST /_ebb/containers/{db}/{coll}/import: items as
+// newline-delimited JSON, written in one transaction through the engine
+// with their own _ts (engine.ImportItems). ?mode=create keeps items that
+// exist; the default, upsert, replaces them. ebb import sends a file as a
+// series of these.
+func (g *Gateway) importItems(w http.ResponseWriter, r *http.Request) error {
+	mode := engine.ImportUpsert
+	switch m := r.URL.Query().Get("mode"); m {
+	case "", "upsert":
+	case "create":
+		mode = engine.ImportCreateOnly
+	default:
+		return &engine.Error{Kind: engine.KindBadRequest, Message: "mode must be upsert (the default) or create; got " + strconv.Quote(m) + "."}
+	}
+	body, err := readBody(w, r, maxImportBody)
+	if err != nil {
+		return err
+	}
+	var docs [][]byte
+	for line := range bytes.Lines(body) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			docs = append(docs, line)
+		}
+	}
+	res, err := g.eng.ImportItems(r.Context(), r.PathValue("db"), r.PathValue("coll"), docs, mode)
+	if err != nil {
+		return err
+	}
+	out, _ := json.Marshal(res)
+	return writeResource(w, http.StatusOK, engine.Resource{Body: out, Charge: res.Charge})
 }

@@ -144,6 +144,7 @@ func (g *Gateway) Handler() http.Handler {
 	open("GET /_ebb/health/live", g.live)
 	open("GET /_ebb/health/ready", g.ready)
 	api("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
+	api("POST /_ebb/containers/{db}/{coll}/import", g.importItems)
 	api("GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes)
 	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
 		// The figures name every database and container with traffic, so

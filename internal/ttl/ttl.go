@@ -107,7 +107,7 @@ var ErrIndexingNone = fmt.Errorf("Indexing mode value cannot be 'none' when 'def
 // present is false when the item has no ttl property at all. It returns
 // the value and ok=false when the value is not a valid ttl.
 func ParseItemTTL(raw []byte) (ItemTTL, bool) {
-	n, ok := integral(raw)
+	n, ok := Integral(raw)
 	if !ok || (n != -1 && (n < 1 || n > Max)) {
 		return Absent, false
 	}
@@ -137,17 +137,17 @@ func ParseDefault(raw []byte) (Default, error) {
 	if raw == nil || string(raw) == "null" {
 		return Off, nil
 	}
-	n, ok := integral(raw)
+	n, ok := Integral(raw)
 	if !ok || (n != -1 && (n < 1 || n > Max)) {
 		return Off, &InvalidDefault{Raw: display(raw)}
 	}
 	return Default(n), nil
 }
 
-// integral parses a JSON number whose value is an integer (10, 10.0 and
+// Integral parses a JSON number whose value is an integer (10, 10.0 and
 // 1e1 are all 10). Anything else, or a magnitude beyond float64's exact
 // integer range, is not integral.
-func integral(raw []byte) (int64, bool) {
+func Integral(raw []byte) (int64, bool) {
 	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
 		return 0, false
 	}
