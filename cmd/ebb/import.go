@@ -173,12 +173,39 @@ func (c *adminClient) importTarget(ctx context.Context, t importTarget, mode str
 	}
 	done := mark.Items
 	path := "/_ebb/containers/" + url.PathEscape(t.db) + "/" + url.PathEscape(t.coll) + "/import?mode=" + mode
+	// Two requests are in flight, so that the server checks one while it
+	// commits the other; their results are taken in order, so the saved
+	// progress is always a prefix of the source. When a request fails, the
+	// one after it may have been written: a resumed import writes it again
+	// (an upsert changes nothing; create-only counts its items as there).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var queue []*chunkSend
+	finish := func(cs *chunkSend) error {
+		<-cs.done
+		if cs.err != nil {
+			return chunkError(t, cs.lines, cs.err)
+		}
+		n.add(cs.res)
+		done += len(cs.lines)
+		sum.Write(cs.body)
+		state.save(t.name(), progressMark{Items: done, SHA: hex.EncodeToString(sum.Sum(nil))})
+		meter.Add(int64(len(cs.lines)), int64(len(cs.body)))
+		return nil
+	}
+	fail := func(err error) (importCounts, error) {
+		cancel()
+		for _, cs := range queue {
+			<-cs.done
+		}
+		return n, err
+	}
 	var chunk bytes.Buffer
 	var lines []int
 	for {
 		doc, err := items.Next()
 		if err != nil && !errors.Is(err, io.EOF) {
-			return n, fmt.Errorf("import %s: %w", t.name(), err)
+			return fail(fmt.Errorf("import %s: %w", t.name(), err))
 		}
 		if doc != nil {
 			chunk.Write(doc)
@@ -186,19 +213,28 @@ func (c *adminClient) importTarget(ctx context.Context, t importTarget, mode str
 			lines = append(lines, items.Line())
 		}
 		if len(lines) > 0 && (len(lines) == chunkItems || chunk.Len() >= chunkBytes || err != nil) {
-			res, err := c.sendChunk(ctx, path, chunk.Bytes())
-			if err != nil {
-				return n, chunkError(t, lines, err)
-			}
-			n.add(res)
-			done += len(lines)
-			sum.Write(chunk.Bytes())
-			state.save(t.name(), progressMark{Items: done, SHA: hex.EncodeToString(sum.Sum(nil))})
-			meter.Add(int64(len(lines)), int64(chunk.Len()))
+			cs := &chunkSend{body: bytes.Clone(chunk.Bytes()), lines: slices.Clone(lines), done: make(chan struct{})}
+			go func() {
+				defer close(cs.done)
+				cs.res, cs.err = c.sendChunk(ctx, path, cs.body)
+			}()
+			queue = append(queue, cs)
 			chunk.Reset()
 			lines = lines[:0]
+			if len(queue) == 2 {
+				if ferr := finish(queue[0]); ferr != nil {
+					return fail(ferr)
+				}
+				queue = queue[1:]
+			}
 		}
 		if err != nil { // io.EOF
+			for len(queue) > 0 {
+				if ferr := finish(queue[0]); ferr != nil {
+					return fail(ferr)
+				}
+				queue = queue[1:]
+			}
 			note := ""
 			if n.existing > 0 || n.expired > 0 {
 				note = fmt.Sprintf("%d already there kept, %d expired skipped", n.existing, n.expired)
@@ -207,6 +243,15 @@ func (c *adminClient) importTarget(ctx context.Context, t importTarget, mode str
 			return n, nil
 		}
 	}
+}
+
+// chunkSend is one request of an import in flight.
+type chunkSend struct {
+	body  []byte
+	lines []int
+	done  chan struct{} // closed when res and err are set
+	res   importCounts
+	err   error
 }
 
 // sendChunk posts one chunk, waiting as the server asks when it answers

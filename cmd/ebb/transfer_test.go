@@ -166,8 +166,10 @@ func TestImportResumes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "line 1801") || !strings.Contains(err.Error(), "The input ttl '0' is invalid") {
 		t.Fatalf("import with a bad ttl on line 1801: %v", err)
 	}
-	if got := countItems(t, c); got != 1000 {
-		t.Fatalf("%d items written before the bad chunk, want the first chunk's 1000", got)
+	// The first request is written; the one after the bad one may be
+	// too, since two are in flight.
+	if got := countItems(t, c); got != 1000 && got != 1500 {
+		t.Fatalf("%d items written before the bad request, want the first request's 1000 (or 1500)", got)
 	}
 	items[1800] = `{"id":"i1800","pk":"p","ttl":10}`
 	os.WriteFile(file, []byte(strings.Join(items, "\n")+"\n"), 0o644)
