@@ -3,7 +3,8 @@ package query
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/ebbdb/ebb/internal/jsontext"
 )
 
 // AppendJSON appends the compact JSON text of v to dst. Object members keep
@@ -87,51 +88,8 @@ func appendNumber(dst []byte, f float64) []byte {
 	return strconv.AppendFloat(dst, f, 'f', -1, 64)
 }
 
-var hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string literal. Invalid UTF-8 is
-// replaced by U+FFFD so the output is always valid JSON.
+// appendString appends s as a JSON string literal, as the service
+// writes query results.
 func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return jsontext.Minimal.AppendString(dst, s)
 }
