@@ -441,18 +441,27 @@ func (t *itemTx) write(kind WriteKind, key []byte, p prepared, ifMatch string) (
 // and returns the size of what it deleted.
 func (t *itemTx) delete(key, pkEnc []byte, id, ifMatch string) (int, error) {
 	var n int
-	err := t.items.lend(key, func(old storedItem, exists bool) error {
+	err := t.lendMatching(key, ifMatch, func(old storedItem) error {
+		n = len(old.doc)
+		v := itemVersion{key: key, pkEnc: pkEnc, id: id, storedItem: old}
+		return removeItem(t.w, t.c, &t.st, t.now, t.logged, v, false)
+	})
+	return n, err
+}
+
+// lendMatching lends fn the visible item at key, once it has passed
+// ifMatch (the If-Match header, "" for none): 404 when there is none, 412
+// when its etag differs. The item is valid only while fn runs.
+func (t *itemTx) lendMatching(key []byte, ifMatch string, fn func(old storedItem) error) error {
+	return t.items.lend(key, func(old storedItem, exists bool) error {
 		switch {
 		case !exists:
 			return ErrNotFound
 		case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
 			return ErrPreconditionFailed
 		}
-		n = len(old.doc)
-		v := itemVersion{key: key, pkEnc: pkEnc, id: id, storedItem: old}
-		return removeItem(t.w, t.c, &t.st, t.now, t.logged, v, false)
+		return fn(old)
 	})
-	return n, err
 }
 
 // written is what put stored.

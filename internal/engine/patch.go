@@ -68,13 +68,7 @@ func (c *container) parsePatchRequest(body []byte) (patchRequest, error) {
 // preconditions; the condition is evaluated at the transaction's instant.
 func (t *itemTx) patch(key []byte, pr patchRequest, ifMatch string) (written, error) {
 	var w written
-	err := t.items.lend(key, func(old storedItem, exists bool) error {
-		switch {
-		case !exists:
-			return ErrNotFound
-		case ifMatch != "" && ifMatch != "*" && ifMatch != itemEtag(old.h.LSN):
-			return ErrPreconditionFailed
-		}
+	err := t.lendMatching(key, ifMatch, func(old storedItem) error {
 		var err error
 		w, err = t.patchVersion(key, pr, old)
 		return err
