@@ -69,7 +69,7 @@ func TestClockFaults(t *testing.T) {
 			return fmt.Sprintf("instant %s visible %s\n", offset(now), strings.Join(r.want(now), " "))
 		case "settle":
 			visible := r.want(r.nowQuery())
-			waitUntil(t, "the purge of what is invisible", func() bool { return r.e.StoredItems() == len(visible) })
+			waitUntil(t, "the purge of what is invisible at "+d.Pos, func() bool { return r.e.StoredItems() == len(visible) })
 			for id := range r.model {
 				if !slices.Contains(visible, id) {
 					delete(r.model, id)
