@@ -130,7 +130,11 @@ func (g *Gateway) Handler() http.Handler {
 	api("PUT /offers/{id}", g.replaceOffer)
 	api("/offers/{id}/{rest...}", g.badOfferPath)
 
-	for _, family := range []string{"sprocs", "triggers", "udfs", "conflicts"} {
+	api("GET /dbs/{db}/colls/{coll}/conflicts", g.listConflicts)
+	api("POST /dbs/{db}/colls/{coll}/conflicts", g.queryConflicts)
+	api("GET /dbs/{db}/colls/{coll}/conflicts/{id}", g.readConflict)
+	api("DELETE /dbs/{db}/colls/{coll}/conflicts/{id}", g.readConflict)
+	for _, family := range []string{"sprocs", "triggers", "udfs"} {
 		api("/dbs/{db}/colls/{coll}/"+family+"/", g.notImplemented)
 		api("/dbs/{db}/colls/{coll}/"+family, g.notImplemented)
 	}
@@ -433,7 +437,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 const bodyLimit = engine.MaxDocumentSize + 64<<10
 
 func (g *Gateway) notImplemented(w http.ResponseWriter, r *http.Request) error {
-	return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb does not implement " + r.Method + " " + r.URL.Path + " (stored procedures, triggers, user-defined functions, users, permissions and conflicts are not supported)."}
+	return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb does not implement " + r.Method + " " + r.URL.Path + " (stored procedures, triggers, user-defined functions, users and permissions are not supported)."}
 }
 
 func (g *Gateway) unknownPath(w http.ResponseWriter, r *http.Request) error {

@@ -230,3 +230,19 @@ describe("containers", () => {
     assert.equal(offer.resource?.content?.offerThroughput, 400);
   });
 });
+
+describe("conflicts", () => {
+  test("a single-region account has none: empty feed and query, 404 by id", async () => {
+    const { database } = await client.databases.create({ id: uniqueId("db-conflicts") });
+    const { container } = await database.containers.create({ id: "c", partitionKey: { paths: ["/pk"] } });
+
+    const { resources: all } = await container.conflicts.readAll().fetchAll();
+    assert.deepEqual(all, []);
+    const { resources: found } = await container.conflicts
+      .query({ query: "SELECT * FROM c WHERE c.id = @id", parameters: [{ name: "@id", value: "x" }] })
+      .fetchAll();
+    assert.deepEqual(found, []);
+    await expectCosmosError(container.conflict("x").read(), 404);
+    await expectCosmosError(container.conflict("x").delete(), 404);
+  });
+});
