@@ -120,7 +120,11 @@ func serveFlags(cfg *server.Config, logLevel *string) *flag.FlagSet {
 	fs.BoolVar(&cfg.NoTLS, "no-tls", false, "serve plain HTTP instead of HTTPS")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate `file` (default: a self-signed one kept in the data directory, or with --memory or --store in the user's configuration directory)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key `file` for --tls-cert")
-	fs.StringVar(&cfg.Key, "key", auth.EmulatorKey, "master key, base64 (default: the emulator's well-known key)")
+	fs.StringVar(&cfg.Key, "key", auth.EmulatorKey, "primary master key, base64 (default: the emulator's well-known key)")
+	fs.StringVar(&cfg.SecondaryKey, "secondary-key", "", "secondary read-write master key, base64, for rolling keys without downtime")
+	fs.StringVar(&cfg.ReadOnlyKey, "readonly-key", "", "primary read-only key, base64: it may read, query and read feeds, and nothing else")
+	fs.StringVar(&cfg.SecondaryReadOnlyKey, "secondary-readonly-key", "", "secondary read-only key, base64")
+	fs.StringVar(&cfg.KeyFile, "key-file", "", "`file` of keys instead of the key flags, one NAME=KEY per line (primary, secondary, readonly, secondary-readonly); read again when it changes and on SIGHUP")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "endpoint `URL` that GET / advertises (default: the scheme and Host of each request)")
 	fs.BoolVar(&cfg.ClockControl, "clock-control", false, "run on a manual clock that POST /_ebb/clock and ebb clock move (for tests)")
 	fs.BoolVar(&cfg.AcceptAAD, "accept-aad", false, "accept AAD bearer tokens without verifying them, as the emulator does")
@@ -215,6 +219,9 @@ func run(args []string) error {
 	if cfg.MaxConnections <= 0 {
 		return fmt.Errorf("--max-connections must be positive; got %d", cfg.MaxConnections)
 	}
+	if cfg.KeyFile != "" && (cfg.Key != auth.EmulatorKey || cfg.SecondaryKey != "" || cfg.ReadOnlyKey != "" || cfg.SecondaryReadOnlyKey != "") {
+		return fmt.Errorf("give the keys either in --key-file or with --key, --secondary-key, --readonly-key and --secondary-readonly-key, not both")
+	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
 	}
@@ -239,10 +246,18 @@ func run(args []string) error {
 		return err
 	}
 	printBanner(cfg, srv)
-	select {
-	case <-ctx.Done():
-	case err := <-srv.Done():
-		return err
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for waiting := true; waiting; {
+		select {
+		case <-ctx.Done():
+			waiting = false
+		case <-hup:
+			srv.ReloadKeys() // logs what it did
+		case err := <-srv.Done():
+			return err
+		}
 	}
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -267,7 +282,11 @@ func printBanner(cfg server.Config, srv *server.Server) {
 		storage = "in-memory storage (nothing is kept)"
 	}
 	fmt.Printf("Ebb is serving the Cosmos DB NoSQL API at %s with %s.\n", endpoint, storage)
-	fmt.Printf("Connection string: AccountEndpoint=%s;AccountKey=%s;\n", endpoint, cfg.Key)
+	if cfg.KeyFile != "" {
+		fmt.Printf("Keys: from %s (read again when it changes and on SIGHUP).\n", cfg.KeyFile)
+	} else {
+		fmt.Printf("Connection string: AccountEndpoint=%s;AccountKey=%s;\n", endpoint, cfg.Key)
+	}
 	fmt.Printf("Explorer: %s_explorer/ (a browser opening %s goes there)\n", endpoint, endpoint)
 	if !cfg.NoTLS {
 		fmt.Printf("TLS uses a self-signed certificate: download it from %s_explorer/emulator.pem and trust it\n", endpoint)

@@ -31,25 +31,46 @@ const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 // MaxSkew is how far x-ms-date may be from the server's time.
 const MaxSkew = 15 * time.Minute
 
-// Verifier checks signatures made with one master key. It is safe for
-// concurrent use; it reuses HMAC states and the parse of the last date
-// seen, because every request pays for this check.
+// Verifier checks signatures made with the account's keys: as the service
+// has them, a primary and a secondary read-write key and a primary and a
+// secondary read-only key, the last three optional. It is safe for
+// concurrent use, and its keys can be replaced while it serves
+// (SetKeys), so operators can roll from one key to the other with no
+// downtime. It reuses HMAC states and the parse of the last date seen,
+// because every request pays for this check.
 type Verifier struct {
-	key []byte
 	// AcceptAAD accepts well-formed "type=aad" bearer tokens without
 	// verifying them, as the emulator does.
 	AcceptAAD bool
 
+	ring     atomic.Pointer[keyring]
 	scratch  sync.Pool // of *scratch
 	lastDate atomic.Pointer[parsedDate]
 }
 
-// scratch is what one check needs besides the stack: an HMAC state keyed
-// with the master key and buffers for the unescaped token, the signed
-// payload and the signature, which would escape to the heap through the
-// hash's interface.
+// Keys are an account's master keys, base64; only Primary is required.
+type Keys struct {
+	Primary, Secondary          string
+	ReadOnly, SecondaryReadOnly string
+}
+
+// keyring is the keys in the order a signature is checked against them:
+// the read-write ones first, so the common case costs one HMAC.
+type keyring struct {
+	keys []*signingKey
+}
+
+// signingKey is one key with a pool of HMAC states keyed with it.
+type signingKey struct {
+	raw      []byte
+	readOnly bool
+	macs     sync.Pool // of hash.Hash
+}
+
+// scratch is what one check needs besides the stack: buffers for the
+// unescaped token, the signed payload and the signature, which would
+// escape to the heap through the hash's interface.
 type scratch struct {
-	mac     hash.Hash
 	token   []byte
 	payload []byte
 	sum     [sha256.Size]byte
@@ -60,15 +81,45 @@ type parsedDate struct {
 	t   time.Time
 }
 
-// NewVerifier returns a verifier for a base64 master key.
+// NewVerifier returns a verifier for one base64 master key.
 func NewVerifier(masterKey string) (*Verifier, error) {
-	key, err := base64.StdEncoding.DecodeString(masterKey)
-	if err != nil || len(key) == 0 {
-		return nil, fmt.Errorf("auth: the master key is not valid base64")
+	return NewVerifierKeys(Keys{Primary: masterKey})
+}
+
+// NewVerifierKeys returns a verifier for an account's keys.
+func NewVerifierKeys(k Keys) (*Verifier, error) {
+	v := &Verifier{}
+	v.scratch.New = func() any { return &scratch{} }
+	if err := v.SetKeys(k); err != nil {
+		return nil, err
 	}
-	v := &Verifier{key: key}
-	v.scratch.New = func() any { return &scratch{mac: hmac.New(sha256.New, v.key)} }
 	return v, nil
+}
+
+// SetKeys replaces the keys, at once for every request checked after it
+// returns. Invalid keys change nothing.
+func (v *Verifier) SetKeys(k Keys) error {
+	if k.Primary == "" {
+		return fmt.Errorf("auth: the primary master key is required")
+	}
+	ring := &keyring{}
+	for _, key := range []struct {
+		name, value string
+		readOnly    bool
+	}{{"primary", k.Primary, false}, {"secondary", k.Secondary, false}, {"read-only", k.ReadOnly, true}, {"secondary read-only", k.SecondaryReadOnly, true}} {
+		if key.value == "" {
+			continue
+		}
+		raw, err := base64.StdEncoding.DecodeString(key.value)
+		if err != nil || len(raw) == 0 {
+			return fmt.Errorf("auth: the %s key is not valid base64", key.name)
+		}
+		sk := &signingKey{raw: raw, readOnly: key.readOnly}
+		sk.macs.New = func() any { return hmac.New(sha256.New, sk.raw) }
+		ring.keys = append(ring.keys, sk)
+	}
+	v.ring.Store(ring)
+	return nil
 }
 
 // Error says why a request is not authorized; its message is meant for
@@ -82,20 +133,22 @@ func unauthorized(format string, args ...any) error {
 }
 
 // Verify checks a request's Authorization header. resourceType and link
-// come from ResourceOf; now is the server's wall-clock time.
-func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, now time.Time) error {
+// come from ResourceOf; now is the server's wall-clock time. readOnly
+// says the request was signed with a read-only key, which may only read:
+// the caller knows which requests write.
+func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, now time.Time) (readOnly bool, err error) {
 	if authorization == "" {
-		return unauthorized("Required Header authorization is missing. Ensure a valid Authorization token is passed.")
+		return false, unauthorized("Required Header authorization is missing. Ensure a valid Authorization token is passed.")
 	}
 	if date == "" {
-		return unauthorized("Required Header x-ms-date is missing. Ensure the request carries x-ms-date in RFC 1123 format, e.g. 'Sun, 22 Nov 2026 05:19:17 GMT'.")
+		return false, unauthorized("Required Header x-ms-date is missing. Ensure the request carries x-ms-date in RFC 1123 format, e.g. 'Sun, 22 Nov 2026 05:19:17 GMT'.")
 	}
 	t, err := v.parseDate(date)
 	if err != nil {
-		return unauthorized("The x-ms-date header %q is not an RFC 1123 date such as 'Sun, 22 Nov 2026 05:19:17 GMT'.", date)
+		return false, unauthorized("The x-ms-date header %q is not an RFC 1123 date such as 'Sun, 22 Nov 2026 05:19:17 GMT'.", date)
 	}
 	if d := now.Sub(t); d > MaxSkew || d < -MaxSkew {
-		return unauthorized("The authorization token is not valid at the current time: x-ms-date %q is more than %v from the server time %s. Check the client's clock.", date, MaxSkew, now.UTC().Format(time.RFC1123))
+		return false, unauthorized("The authorization token is not valid at the current time: x-ms-date %q is more than %v from the server time %s. Check the client's clock.", date, MaxSkew, now.UTC().Format(time.RFC1123))
 	}
 	s := v.getScratch()
 	defer v.putScratch(s)
@@ -113,41 +166,48 @@ func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, 
 	case "master":
 	case "aad":
 		if v.AcceptAAD && bytes.Count(sigText, []byte(".")) == 2 {
-			return nil
+			return false, nil
 		}
-		return unauthorized("AAD tokens are not accepted by this server; sign requests with the master key (or start the server with --accept-aad).")
+		return false, unauthorized("AAD tokens are not accepted by this server; sign requests with the master key (or start the server with --accept-aad).")
 	case "resource":
-		return unauthorized("Resource tokens are not supported; sign requests with the master key.")
+		return false, unauthorized("Resource tokens are not supported; sign requests with the master key.")
 	default:
-		return unauthorized("The authorization header is malformed; expected type=master&ver=1.0&sig=<signature>.")
+		return false, unauthorized("The authorization header is malformed; expected type=master&ver=1.0&sig=<signature>.")
 	}
 	var sigBuf [64]byte
 	if base64.StdEncoding.DecodedLen(len(sigText)) > len(sigBuf) {
-		return unauthorized("The authorization signature is too long for an HMAC-SHA256 signature.")
+		return false, unauthorized("The authorization signature is too long for an HMAC-SHA256 signature.")
 	}
 	n, err := base64.StdEncoding.Decode(sigBuf[:], sigText)
 	if err != nil || n == 0 {
-		return unauthorized("The authorization signature is not valid base64.")
+		return false, unauthorized("The authorization signature is not valid base64.")
 	}
-	if !hmac.Equal(sigBuf[:n], s.sign(s.sum[:0], verb, resourceType, link, date)) {
-		return unauthorized("The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. Server used the following payload to sign: '%s'", strings.ReplaceAll(payload(verb, resourceType, link, date), "\n", "\\n"))
+	for _, k := range v.ring.Load().keys {
+		if hmac.Equal(sigBuf[:n], s.sign(k, s.sum[:0], verb, resourceType, link, date)) {
+			return k.readOnly, nil
+		}
 	}
-	return nil
+	return false, unauthorized("The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. Server used the following payload to sign: '%s'", strings.ReplaceAll(payload(verb, resourceType, link, date), "\n", "\\n"))
 }
 
 // VerifyBearer checks an Authorization header of the form "Bearer
 // <master key>": what a scraper that cannot sign requests (Prometheus)
-// can send. It accepts the master key only, compared in constant time.
+// can send. It accepts the master keys only (read-only ones too: what it
+// guards is read), compared in constant time.
 func (v *Verifier) VerifyBearer(authorization string) error {
 	scheme, token, ok := strings.Cut(authorization, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return unauthorized("Required Header authorization is missing. Send a master-key signature, or \"Bearer <master key>\".")
 	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(token))
-	if err != nil || !hmac.Equal(key, v.key) {
-		return unauthorized("The bearer token is not this server's master key.")
+	if err == nil {
+		for _, k := range v.ring.Load().keys {
+			if hmac.Equal(key, k.raw) {
+				return nil
+			}
+		}
 	}
-	return nil
+	return unauthorized("The bearer token is not one of this server's master keys.")
 }
 
 // IsBearer reports whether an Authorization header uses the Bearer
@@ -239,8 +299,8 @@ func (v *Verifier) putScratch(s *scratch) {
 	v.scratch.Put(s)
 }
 
-// sign appends the signature of the request to dst.
-func (s *scratch) sign(dst []byte, verb, resourceType, link, date string) []byte {
+// sign appends the signature of the request with key k to dst.
+func (s *scratch) sign(k *signingKey, dst []byte, verb, resourceType, link, date string) []byte {
 	p := appendLower(s.payload[:0], verb)
 	p = append(p, '\n')
 	p = appendLower(p, resourceType)
@@ -250,9 +310,12 @@ func (s *scratch) sign(dst []byte, verb, resourceType, link, date string) []byte
 	p = appendLower(p, date)
 	p = append(p, '\n', '\n')
 	s.payload = p
-	s.mac.Reset()
-	s.mac.Write(p)
-	return s.mac.Sum(dst)
+	mac := k.macs.Get().(hash.Hash)
+	mac.Reset()
+	mac.Write(p)
+	dst = mac.Sum(dst)
+	k.macs.Put(mac)
+	return dst
 }
 
 func appendLower(dst []byte, s string) []byte {
@@ -266,12 +329,13 @@ func appendLower(dst []byte, s string) []byte {
 	return dst
 }
 
-// Sign returns the Authorization header value for a request, as an SDK
-// would send it. The server uses it for nothing; tests and tools do.
+// Sign returns the Authorization header value for a request signed with
+// the primary key, as an SDK would send it. The server uses it for
+// nothing; tests and tools do.
 func (v *Verifier) Sign(verb, resourceType, link, date string) string {
 	s := v.getScratch()
 	defer v.putScratch(s)
-	sig := base64.StdEncoding.EncodeToString(s.sign(nil, verb, resourceType, link, date))
+	sig := base64.StdEncoding.EncodeToString(s.sign(v.ring.Load().keys[0], nil, verb, resourceType, link, date))
 	return url.QueryEscape("type=master&ver=1.0&sig=" + sig)
 }
 

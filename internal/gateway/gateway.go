@@ -94,6 +94,9 @@ const (
 	// accessKey asks for a master-key signature or "Bearer <master
 	// key>", for scrapers that cannot sign requests.
 	accessKey
+	// accessAdmin asks for a signature with a read-write master key:
+	// Ebb's own administration (the clock, TTL status, import, backup).
+	accessAdmin
 )
 
 // Handler returns the HTTP handler for the whole API.
@@ -101,6 +104,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessSigned)) }
 	open := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessOpen)) }
+	admin := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessAdmin)) }
 
 	api("GET /{$}", g.account)
 
@@ -141,15 +145,15 @@ func (g *Gateway) Handler() http.Handler {
 	api("/dbs/{db}/users/", g.notImplemented)
 	api("/dbs/{db}/users", g.notImplemented)
 
-	api("GET /_ebb/backup", g.backup)
-	api("GET /_ebb/clock", g.readClock)
-	api("POST /_ebb/clock", g.setClock)
+	admin("GET /_ebb/backup", g.backup)
+	admin("GET /_ebb/clock", g.readClock)
+	admin("POST /_ebb/clock", g.setClock)
 	open("GET /_ebb/health", g.live)
 	open("GET /_ebb/health/live", g.live)
 	open("GET /_ebb/health/ready", g.ready)
-	api("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
-	api("POST /_ebb/containers/{db}/{coll}/import", g.importItems)
-	api("GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes)
+	admin("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
+	admin("POST /_ebb/containers/{db}/{coll}/import", g.importItems)
+	admin("GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes)
 	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
 		// The figures name every database and container with traffic, so
 		// on the API listener they are for the key holder only.
@@ -222,7 +226,10 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 			}
 			g.observe(operation, r, w, g.opts.WallClock.Elapsed()-start)
 		}()
-		err := g.checkAuth(r, a)
+		readOnly, err := g.checkAuth(r, a)
+		if err == nil && readOnly && (a == accessAdmin || writes(r)) {
+			err = errReadOnlyKey
+		}
 		if err == nil && a != accessOpen {
 			err = checkRequestOptions(r)
 		}
@@ -295,18 +302,20 @@ func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took t
 	}
 }
 
-func (g *Gateway) checkAuth(r *http.Request, a access) error {
+// checkAuth checks what access a asks of r; readOnly says r was signed
+// with a read-only key.
+func (g *Gateway) checkAuth(r *http.Request, a access) (readOnly bool, err error) {
 	switch a {
 	case accessOpen:
-		return nil
+		return false, nil
 	case accessKey:
 		if h := header(r.Header, "Authorization"); auth.IsBearer(h) {
-			return g.opts.Verifier.VerifyBearer(h)
+			return false, g.opts.Verifier.VerifyBearer(h)
 		}
 	}
 	resType, link, err := auth.ResourceOf(r.URL.EscapedPath())
 	if err != nil {
-		return &engine.Error{Kind: engine.KindBadRequest, Message: "The request path is not a valid escaped URL path."}
+		return false, &engine.Error{Kind: engine.KindBadRequest, Message: "The request path is not a valid escaped URL path."}
 	}
 	date := header(r.Header, "X-Ms-Date")
 	if date == "" {
@@ -314,6 +323,26 @@ func (g *Gateway) checkAuth(r *http.Request, a access) error {
 	}
 	return g.opts.Verifier.Verify(r.Method, resType, link, date, header(r.Header, "Authorization"), g.opts.WallClock.Now())
 }
+
+// writes reports whether r changes anything: what a read-only key may
+// not do. Queries (and the SDKs' query-plan requests) are POSTs that
+// read.
+func writes(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return false
+	case http.MethodPost:
+		return !isQuery(r)
+	}
+	return true
+}
+
+// errReadOnlyKey answers a write signed with a read-only key. The
+// service answers such requests as it does a wrong key, with 401 and
+// this text (reported for a delete and a stored procedure run with a
+// read-only key: azure-cosmos-dotnet-v2 issue 123); the last sentence is
+// Ebb's, saying what to change.
+var errReadOnlyKey = &auth.Error{Message: "The input authorization token can't serve the request. Please check that the expected payload is built as per the protocol, and check the key being used. A read-only key may read, query and read feeds; sign writes (and Ebb's /_ebb administration) with a read-write key."}
 
 func newActivityID() string {
 	var b [16]byte

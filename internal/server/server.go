@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/auth"
@@ -47,11 +48,17 @@ type Config struct {
 	// NoTLS serves plain HTTP.
 	NoTLS           bool
 	TLSCert, TLSKey string
+	// Key is the primary master key; SecondaryKey, ReadOnlyKey and
+	// SecondaryReadOnlyKey are the account's other keys, if any.
+	Key, SecondaryKey, ReadOnlyKey, SecondaryReadOnlyKey string
+	// KeyFile, when set, holds the keys instead (auth.ParseKeyFile). It
+	// is read again when it changes and on ReloadKeys (SIGHUP), so keys
+	// can be rotated without a restart.
+	KeyFile string
 	// CertDir, when set, keeps the self-signed certificate of a server
 	// without a data directory (Memory, Store) so that it survives
 	// restarts; empty, such a server makes a fresh one each start.
 	CertDir      string
-	Key          string
 	Advertise    string
 	ClockControl bool
 	AcceptAAD    bool
@@ -191,6 +198,13 @@ type Server struct {
 	URL     string
 	CertPEM []byte
 	done    chan error
+
+	verifier *auth.Verifier
+	// keyFile is guarded by keyMu: the stamp of the key file last read.
+	keyMu     sync.Mutex
+	keyFile   keyFileStamp
+	stopWatch chan struct{} // closed by Shutdown
+	stopOnce  sync.Once
 }
 
 // Start opens the store, starts the engine and serves on cfg.Listen.
@@ -209,12 +223,20 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("the connection cap must not be negative; got %d", cfg.MaxConnections)
 	}
 	cfg.MaxConnections = cmp.Or(cfg.MaxConnections, DefaultMaxConnections)
-	verifier, err := auth.NewVerifier(cfg.Key)
+	keys := auth.Keys{Primary: cfg.Key, Secondary: cfg.SecondaryKey, ReadOnly: cfg.ReadOnlyKey, SecondaryReadOnly: cfg.SecondaryReadOnlyKey}
+	var keyFile keyFileStamp
+	if cfg.KeyFile != "" {
+		var err error
+		if keys, keyFile, err = readKeyFile(cfg.KeyFile); err != nil {
+			return nil, err
+		}
+	}
+	verifier, err := auth.NewVerifierKeys(keys)
 	if err != nil {
 		return nil, err
 	}
 	verifier.AcceptAAD = cfg.AcceptAAD
-	s := &Server{cfg: cfg, done: make(chan error, 1)}
+	s := &Server{cfg: cfg, done: make(chan error, 1), verifier: verifier, keyFile: keyFile, stopWatch: make(chan struct{})}
 	wall := clock.NewSystem()
 	engineClock := cfg.Clock
 	if m, ok := engineClock.(*clock.Manual); ok {
@@ -296,7 +318,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Engine: s.Engine, Verifier: verifier, WallClock: wall, ManualClock: s.Manual,
 		Advertise: cfg.Advertise, CertPEM: s.CertPEM, Logger: cfg.Logger,
 		Metrics: s.Metrics, NoMetricsRoute: cfg.MetricsListen != "", StoreBackend: backend, AccessLog: cfg.AccessLog,
-		Explorer: web.Handler(web.Config{EmulatorKey: cfg.Key, ClockControl: cfg.ClockControl}),
+		Explorer: web.Handler(web.Config{EmulatorKey: keys.Primary, ClockControl: cfg.ClockControl}),
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -327,6 +349,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.metricsHTTP.ErrorLog = errorLog
 		s.metricsListener = s.limit(ml, "metrics")
 		go s.metricsHTTP.Serve(s.metricsListener)
+	}
+	if cfg.KeyFile != "" {
+		go s.watchKeyFile()
 	}
 	go func() {
 		var err error
@@ -368,6 +393,7 @@ func (s *Server) Done() <-chan error { return s.done }
 // Shutdown stops accepting requests, waits for those in flight, stops the
 // engine and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stopWatch) })
 	if s.metricsHTTP != nil {
 		s.metricsHTTP.Shutdown(ctx)
 	}

@@ -1,0 +1,70 @@
+package auth
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	keyA = "YS1rZXktZm9yLXRlc3RzLW9ubHktYWFhYWFhYWFhYWFh"
+	keyB = "Yi1rZXktZm9yLXRlc3RzLW9ubHktYmJiYmJiYmJiYmJi"
+	keyR = "ci1rZXktZm9yLXRlc3RzLW9ubHktcnJycnJycnJycnJy"
+)
+
+// TestKeyRing: each of the four keys signs; a read-only one says so; keys
+// replaced by SetKeys stop working at once.
+func TestKeyRing(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	date := now.Format("Mon, 02 Jan 2006 15:04:05 GMT")
+	v, err := NewVerifierKeys(Keys{Primary: keyA, Secondary: keyB, ReadOnly: keyR})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(key string) string {
+		s, _ := NewVerifier(key)
+		return s.Sign("GET", "docs", "dbs/d/colls/c/docs/x", date)
+	}
+	for _, tt := range []struct {
+		key      string
+		readOnly bool
+	}{{keyA, false}, {keyB, false}, {keyR, true}} {
+		ro, err := v.Verify("GET", "docs", "dbs/d/colls/c/docs/x", date, sign(tt.key), now)
+		if err != nil || ro != tt.readOnly {
+			t.Errorf("key %s…: read-only %v, %v; want %v", tt.key[:6], ro, err, tt.readOnly)
+		}
+	}
+	if err := v.SetKeys(Keys{Primary: keyB}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify("GET", "docs", "dbs/d/colls/c/docs/x", date, sign(keyA), now); err == nil {
+		t.Error("a key rotated out still signs")
+	}
+	if err := v.SetKeys(Keys{Primary: "not base64!"}); err == nil {
+		t.Error("SetKeys took an invalid key")
+	}
+	if _, err := v.Verify("GET", "docs", "dbs/d/colls/c/docs/x", date, sign(keyB), now); err != nil {
+		t.Errorf("an invalid SetKeys changed the keys: %v", err)
+	}
+	if err := v.VerifyBearer("Bearer " + keyB); err != nil {
+		t.Errorf("bearer with the primary key: %v", err)
+	}
+}
+
+func TestParseKeyFile(t *testing.T) {
+	k, err := ParseKeyFile([]byte("# keys\nprimary = " + keyA + "\n\nreadonly=" + keyR + "\n"))
+	if err != nil || k.Primary != keyA || k.ReadOnly != keyR || k.Secondary != "" {
+		t.Fatalf("got %+v, %v", k, err)
+	}
+	for _, tt := range []struct{ file, want string }{
+		{"secondary=" + keyB, "no primary key"},
+		{"primary=" + keyA + "\nprimary=" + keyB, "given twice"},
+		{"primary=" + keyA + "\ntertiary=" + keyB, `unknown key "tertiary"`},
+		{"primary", "expected NAME=KEY"},
+		{"primary=%%%", "not valid base64"},
+	} {
+		if _, err := ParseKeyFile([]byte(tt.file)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want an error saying %q", tt.file, err, tt.want)
+		}
+	}
+}
