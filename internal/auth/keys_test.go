@@ -68,3 +68,29 @@ func TestParseKeyFile(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerify: no authorization header, date or path panics the check, and
+// none but a real signature passes it.
+func FuzzVerify(f *testing.F) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	date := now.Format("Mon, 02 Jan 2006 15:04:05 GMT")
+	signer, _ := NewVerifier(keyA)
+	good := signer.Sign("GET", "docs", "dbs/d/colls/c/docs/x", date)
+	f.Add("GET", "docs", "dbs/d/colls/c/docs/x", date, good)
+	f.Add("GET", "docs", "dbs/d/colls/c/docs/x", date, "type=master&ver=1.0&sig=")
+	f.Add("POST", "dbs", "", date, "type%3Daad%26ver%3D1.0%26sig%3Da.b.c")
+	f.Add("GET", "", "", "", "%zz")
+	f.Add("PUT", "offers", "abc", date, "type=resource&ver=1.0&sig="+strings.Repeat("A", 200))
+	v, _ := NewVerifierKeys(Keys{Primary: keyA, ReadOnly: keyR})
+	f.Fuzz(func(t *testing.T, verb, resType, link, date, authorization string) {
+		readOnly, err := v.Verify(verb, resType, link, date, authorization, now)
+		if err == nil && authorization != good && !readOnly {
+			// Only a signature made with a key can pass.
+			if authorization != signer.Sign(verb, resType, link, date) {
+				t.Fatalf("accepted %q for %s %s %s at %q", authorization, verb, resType, link, date)
+			}
+		}
+		v.VerifyBearer(authorization)
+		ResourceOf(link)
+	})
+}

@@ -99,71 +99,88 @@ const (
 	accessAdmin
 )
 
-// Handler returns the HTTP handler for the whole API.
-func (g *Gateway) Handler() http.Handler {
-	mux := http.NewServeMux()
-	api := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessSigned)) }
-	open := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessOpen)) }
-	admin := func(pattern string, h handler) { mux.Handle(pattern, g.wrap(pattern, h, accessAdmin)) }
+// route is one entry of the gateway's table.
+type route struct {
+	pattern string
+	h       handler
+	access  access
+}
 
-	api("GET /{$}", g.account)
+// routes is the gateway's table: every pattern it serves through the
+// wrapper, with the access it asks (TestEveryRouteChecksAccess goes
+// through all of them).
+func (g *Gateway) routes() []route {
+	rs := []route{
+		{"GET /{$}", g.account, accessSigned},
 
-	api("GET /dbs", g.listDatabases)
-	api("POST /dbs", g.createOrQueryDatabases)
-	api("GET /dbs/{db}", g.readDatabase)
-	api("DELETE /dbs/{db}", g.deleteDatabase)
+		{"GET /dbs", g.listDatabases, accessSigned},
+		{"POST /dbs", g.createOrQueryDatabases, accessSigned},
+		{"GET /dbs/{db}", g.readDatabase, accessSigned},
+		{"DELETE /dbs/{db}", g.deleteDatabase, accessSigned},
 
-	api("GET /dbs/{db}/colls", g.listContainers)
-	api("POST /dbs/{db}/colls", g.createOrQueryContainers)
-	api("GET /dbs/{db}/colls/{coll}", g.readContainer)
-	api("PUT /dbs/{db}/colls/{coll}", g.replaceContainer)
-	api("DELETE /dbs/{db}/colls/{coll}", g.deleteContainer)
-	api("GET /dbs/{db}/colls/{coll}/pkranges", g.partitionKeyRanges)
-	api("POST /dbs/{db}/colls/{coll}/"+auth.PartitionKeyDeleteOp, g.deletePartition)
+		{"GET /dbs/{db}/colls", g.listContainers, accessSigned},
+		{"POST /dbs/{db}/colls", g.createOrQueryContainers, accessSigned},
+		{"GET /dbs/{db}/colls/{coll}", g.readContainer, accessSigned},
+		{"PUT /dbs/{db}/colls/{coll}", g.replaceContainer, accessSigned},
+		{"DELETE /dbs/{db}/colls/{coll}", g.deleteContainer, accessSigned},
+		{"GET /dbs/{db}/colls/{coll}/pkranges", g.partitionKeyRanges, accessSigned},
+		{"POST /dbs/{db}/colls/{coll}/" + auth.PartitionKeyDeleteOp, g.deletePartition, accessSigned},
 
-	api("GET /dbs/{db}/colls/{coll}/docs", g.readFeed)
-	api("POST /dbs/{db}/colls/{coll}/docs", g.postItems)
-	api("GET /dbs/{db}/colls/{coll}/docs/{id}", g.readItem)
-	api("PUT /dbs/{db}/colls/{coll}/docs/{id}", g.replaceItem)
-	api("PATCH /dbs/{db}/colls/{coll}/docs/{id}", g.patchItem)
-	api("DELETE /dbs/{db}/colls/{coll}/docs/{id}", g.deleteItem)
+		{"GET /dbs/{db}/colls/{coll}/docs", g.readFeed, accessSigned},
+		{"POST /dbs/{db}/colls/{coll}/docs", g.postItems, accessSigned},
+		{"GET /dbs/{db}/colls/{coll}/docs/{id}", g.readItem, accessSigned},
+		{"PUT /dbs/{db}/colls/{coll}/docs/{id}", g.replaceItem, accessSigned},
+		{"PATCH /dbs/{db}/colls/{coll}/docs/{id}", g.patchItem, accessSigned},
+		{"DELETE /dbs/{db}/colls/{coll}/docs/{id}", g.deleteItem, accessSigned},
 
-	api("GET /offers", g.listOffers)
-	api("POST /offers", g.queryOffers)
-	api("GET /offers/{id}", g.readOffer)
-	api("PUT /offers/{id}", g.replaceOffer)
-	api("/offers/{id}/{rest...}", g.badOfferPath)
+		{"GET /offers", g.listOffers, accessSigned},
+		{"POST /offers", g.queryOffers, accessSigned},
+		{"GET /offers/{id}", g.readOffer, accessSigned},
+		{"PUT /offers/{id}", g.replaceOffer, accessSigned},
+		{"/offers/{id}/{rest...}", g.badOfferPath, accessSigned},
 
-	api("GET /dbs/{db}/colls/{coll}/conflicts", g.listConflicts)
-	api("POST /dbs/{db}/colls/{coll}/conflicts", g.queryConflicts)
-	api("GET /dbs/{db}/colls/{coll}/conflicts/{id}", g.readConflict)
-	api("DELETE /dbs/{db}/colls/{coll}/conflicts/{id}", g.readConflict)
-	for _, family := range []string{"sprocs", "triggers", "udfs"} {
-		api("/dbs/{db}/colls/{coll}/"+family+"/", g.notImplemented)
-		api("/dbs/{db}/colls/{coll}/"+family, g.notImplemented)
+		{"GET /dbs/{db}/colls/{coll}/conflicts", g.listConflicts, accessSigned},
+		{"POST /dbs/{db}/colls/{coll}/conflicts", g.queryConflicts, accessSigned},
+		{"GET /dbs/{db}/colls/{coll}/conflicts/{id}", g.readConflict, accessSigned},
+		{"DELETE /dbs/{db}/colls/{coll}/conflicts/{id}", g.readConflict, accessSigned},
+
+		{"GET /_ebb/backup", g.backup, accessAdmin},
+		{"GET /_ebb/clock", g.readClock, accessAdmin},
+		{"POST /_ebb/clock", g.setClock, accessAdmin},
+		{"GET /_ebb/health", g.live, accessOpen},
+		{"GET /_ebb/health/live", g.live, accessOpen},
+		{"GET /_ebb/health/ready", g.ready, accessOpen},
+		{"GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus, accessAdmin},
+		{"POST /_ebb/containers/{db}/{coll}/import", g.importItems, accessAdmin},
+		{"GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes, accessAdmin},
+		{"GET /_explorer/emulator.pem", g.certificate, accessOpen},
 	}
-	api("/dbs/{db}/users/", g.notImplemented)
-	api("/dbs/{db}/users", g.notImplemented)
-
-	admin("GET /_ebb/backup", g.backup)
-	admin("GET /_ebb/clock", g.readClock)
-	admin("POST /_ebb/clock", g.setClock)
-	open("GET /_ebb/health", g.live)
-	open("GET /_ebb/health/live", g.live)
-	open("GET /_ebb/health/ready", g.ready)
-	admin("GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus)
-	admin("POST /_ebb/containers/{db}/{coll}/import", g.importItems)
-	admin("GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes)
+	for _, family := range []string{"sprocs", "triggers", "udfs"} {
+		rs = append(rs,
+			route{"/dbs/{db}/colls/{coll}/" + family + "/", g.notImplemented, accessSigned},
+			route{"/dbs/{db}/colls/{coll}/" + family, g.notImplemented, accessSigned})
+	}
+	rs = append(rs,
+		route{"/dbs/{db}/users/", g.notImplemented, accessSigned},
+		route{"/dbs/{db}/users", g.notImplemented, accessSigned})
 	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
 		// The figures name every database and container with traffic, so
 		// on the API listener they are for the key holder only.
-		mux.Handle("GET /metrics", g.wrap("GET /metrics", serve(g.opts.Metrics.Handler()), accessKey))
+		rs = append(rs, route{"GET /metrics", serve(g.opts.Metrics.Handler()), accessKey})
 	}
-	open("GET /_explorer/emulator.pem", g.certificate)
+	return append(rs, route{"/", g.unknownPath, accessOpen})
+}
+
+// Handler returns the HTTP handler for the whole API.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range g.routes() {
+		mux.Handle(r.pattern, g.wrap(r.pattern, r.h, r.access))
+	}
 	if g.opts.Explorer != nil {
+		// Static files: the page signs its own requests.
 		mux.Handle("/_explorer/", g.opts.Explorer)
 	}
-	open("/", g.unknownPath)
 	var h http.Handler = foldTrailingSlash(mux)
 	if g.opts.Explorer != nil {
 		h = toExplorer(h)
@@ -234,8 +251,12 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 			err = checkRequestOptions(r)
 		}
 		db, coll := r.PathValue("db"), r.PathValue("coll")
+		// Only an admitted request is charged: one refused before (a bad
+		// signature, say) cost its container nothing.
+		admitted := false
 		if err == nil && coll != "" {
 			err = g.eng.Admit(db, coll)
+			admitted = err == nil
 		}
 		if err == nil {
 			err = h(w, r)
@@ -243,7 +264,7 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 		if err != nil {
 			g.writeError(w, r, err)
 		}
-		if coll != "" {
+		if admitted {
 			g.eng.Charge(db, coll, w.charge)
 		}
 	})
