@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/engine"
 )
 
 // The admin commands talk to a running Ebb over its API and sign each
@@ -325,25 +326,12 @@ purger, when the next item expires and how many expire soon.`)
 		_, err := fmt.Fprintln(out, string(resp))
 		return err
 	}
-	var st struct {
-		Mode         string   `json:"mode"`
-		DefaultTTL   *int64   `json:"defaultTtl"`
-		Backlog      int      `json:"backlog"`
-		OldestAge    int64    `json:"oldestUnpurgedAgeSeconds"`
-		NextDeadline *string  `json:"nextDeadline"`
-		Capped       bool     `json:"countsCapped"`
-		PurgeLag     *float64 `json:"purgeLagSeconds"`
-		Now          string   `json:"now"`
-		LeaseHolder  string   `json:"leaseHolder"`
-		Upcoming     struct {
-			Minute, Hour, Day, Week int
-		} `json:"upcoming"`
-	}
+	var st engine.TTLStatus
 	if err := json.Unmarshal(resp, &st); err != nil {
 		return fmt.Errorf("ttl status: unexpected answer %q", resp)
 	}
 	atLeast := ""
-	if st.Capped {
+	if st.CountsCapped {
 		atLeast = "at least "
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -352,7 +340,7 @@ purger, when the next item expires and how many expire soon.`)
 	fmt.Fprintf(tw, "server time\t%s\n", st.Now)
 	fmt.Fprintf(tw, "expired, not yet purged\t%s%d", atLeast, st.Backlog)
 	if st.Backlog > 0 {
-		fmt.Fprintf(tw, " (oldest expired %d s ago)", st.OldestAge)
+		fmt.Fprintf(tw, " (oldest expired %d s ago)", st.OldestUnpurgedAgeSeconds)
 	}
 	fmt.Fprintln(tw)
 	next := "none"
@@ -361,8 +349,8 @@ purger, when the next item expires and how many expire soon.`)
 	}
 	fmt.Fprintf(tw, "next expiry\t%s\n", next)
 	fmt.Fprintf(tw, "expiring within\tminute %s%d, hour %s%d, day %s%d, week %s%d\n", atLeast, st.Upcoming.Minute, atLeast, st.Upcoming.Hour, atLeast, st.Upcoming.Day, atLeast, st.Upcoming.Week)
-	if st.PurgeLag != nil {
-		fmt.Fprintf(tw, "latest purge lag\t%.3f s\n", *st.PurgeLag)
+	if st.PurgeLagSeconds != nil {
+		fmt.Fprintf(tw, "latest purge lag\t%.3f s\n", *st.PurgeLagSeconds)
 	}
 	if st.LeaseHolder != "" {
 		fmt.Fprintf(tw, "purging node\t%s\n", st.LeaseHolder)

@@ -18,7 +18,7 @@ import (
 // newBenchGateway returns the API handler over in-memory Pebble with a
 // database "db" and a container "c" partitioned on /pk, and the verifier
 // that signs requests to it.
-func newBenchGateway(b *testing.B) (http.Handler, *auth.Verifier) {
+func newBenchGateway(b *testing.B) (http.Handler, *auth.Verifier, *engine.Engine) {
 	b.Helper()
 	store, err := pebble.OpenMemory()
 	if err != nil {
@@ -41,7 +41,7 @@ func newBenchGateway(b *testing.B) (http.Handler, *auth.Verifier) {
 		b.Fatal(err)
 	}
 	g := New(Options{Engine: eng, Verifier: v, Metrics: metrics.New()})
-	return g.Handler(), v
+	return g.Handler(), v, eng
 }
 
 // benchWriter is a ResponseWriter that keeps the status and drops the
@@ -80,7 +80,7 @@ func signedHeader(v *auth.Verifier, verb, resType, link string) http.Header {
 // would hand it over (its header map is shared, which the handler only
 // reads).
 func BenchmarkUpsertItem(b *testing.B) {
-	h, v := newBenchGateway(b)
+	h, v, _ := newBenchGateway(b)
 	pad := strings.Repeat("x", 1000)
 	bodies := make([][]byte, 1000)
 	for i := range bodies {
@@ -109,7 +109,7 @@ func BenchmarkUpsertItem(b *testing.B) {
 // BenchmarkReadItem measures a point read of a 1 KB item through the
 // whole HTTP handler, signed as the SDKs sign it.
 func BenchmarkReadItem(b *testing.B) {
-	h, v := newBenchGateway(b)
+	h, v, _ := newBenchGateway(b)
 	body := []byte(`{"id":"a","pk":"p","pad":"` + strings.Repeat("x", 1000) + `"}`)
 	put, err := http.NewRequest(http.MethodPost, "/dbs/db/colls/c/docs", bytes.NewReader(body))
 	if err != nil {

@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/engine"
-	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
 
 // discard is a ResponseWriter that keeps only what a benchmark checks,
@@ -41,21 +39,7 @@ func (d *discard) Write(b []byte) (int, error) {
 func BenchmarkQueryItems(b *testing.B) {
 	const items = 5000
 	ctx := context.Background()
-	store, err := pebble.OpenMemory()
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := engine.Open(ctx, store, engine.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { e.Close(); store.Close() })
-	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), engine.ThroughputHeaders{}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"]}}`), engine.ThroughputHeaders{}); err != nil {
-		b.Fatal(err)
-	}
+	h, v, e := newBenchGateway(b)
 	ref := engine.ItemRef{DB: "db", Coll: "c", PK: `["bench"]`, HasPK: true}
 	for start := 0; start < items; start += engine.MaxBatchOperations {
 		var body strings.Builder
@@ -72,11 +56,6 @@ func BenchmarkQueryItems(b *testing.B) {
 			b.Fatalf("load: %v", err)
 		}
 	}
-	v, err := auth.NewVerifier(auth.EmulatorKey)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := New(Options{Engine: e, Verifier: v}).Handler()
 	const path = "/dbs/db/colls/c/docs"
 	body := `{"query":"SELECT * FROM c","parameters":[]}`
 	var size int
