@@ -155,11 +155,10 @@ func (g *Gateway) routes() []route {
 		{"GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes, accessAdmin},
 		{"GET /_explorer/emulator.pem", g.certificate, accessOpen},
 	}
-	for _, family := range []string{"sprocs", "triggers", "udfs"} {
-		rs = append(rs,
-			route{"/dbs/{db}/colls/{coll}/" + family + "/", g.notImplemented, accessSigned},
-			route{"/dbs/{db}/colls/{coll}/" + family, g.notImplemented, accessSigned})
-	}
+	rs = append(rs, g.scriptRoutes("sprocs", engine.StoredProcedure)...)
+	rs = append(rs, g.scriptRoutes("triggers", engine.Trigger)...)
+	rs = append(rs, g.scriptRoutes("udfs", engine.UserDefinedFunction)...)
+	rs = append(rs, route{"POST /dbs/{db}/colls/{coll}/sprocs/{id}", g.executeStoredProcedure, accessSigned})
 	rs = append(rs,
 		route{"/dbs/{db}/users/", g.notImplemented, accessSigned},
 		route{"/dbs/{db}/users", g.notImplemented, accessSigned})
@@ -487,7 +486,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 const bodyLimit = engine.MaxDocumentSize + 64<<10
 
 func (g *Gateway) notImplemented(w http.ResponseWriter, r *http.Request) error {
-	return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb does not implement " + r.Method + " " + r.URL.Path + " (stored procedures, triggers, user-defined functions, users and permissions are not supported)."}
+	return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb does not implement " + r.Method + " " + r.URL.Path + " (users and permissions are not supported)."}
 }
 
 func (g *Gateway) unknownPath(w http.ResponseWriter, r *http.Request) error {

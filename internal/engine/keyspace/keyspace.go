@@ -32,6 +32,7 @@ import (
 //	Index     0x16 <coll-rid:8> <path> <value> <pk> <id>  secondary index entry, empty value
 //	Unique    0x17 <coll-rid:8> <key#:1> <pk> <values>   unique-key entry: the holder's id
 //	PKDelete  0x18 <coll-rid:8> <pk>                     a partition-key delete in progress: LSN (uint64) + request _ts (int64)
+//	Script    0x19 <coll-rid:8> <kind:1> <id>            stored procedure, trigger or user-defined function resource JSON
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -73,11 +74,22 @@ const (
 	Index     = 0x16
 	Unique    = 0x17
 	PKDelete  = 0x18
+	Script    = 0x19
 )
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete}
+var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script}
+
+// ScriptPrefix is the prefix of a container's scripts of one kind.
+func ScriptPrefix(rid [8]byte, kind byte) []byte {
+	return append(CollPrefix(Script, rid), kind)
+}
+
+// ScriptKey is the key of the script id of one kind.
+func ScriptKey(rid [8]byte, kind byte, id string) []byte {
+	return keys.AppendString(ScriptPrefix(rid, kind), id)
+}
 
 func CatDBKey(id string) []byte {
 	return keys.AppendString([]byte{CatDB}, id)

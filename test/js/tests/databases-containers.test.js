@@ -246,3 +246,38 @@ describe("conflicts", () => {
     await expectCosmosError(container.conflict("x").delete(), 404);
   });
 });
+
+describe("server-side scripts", () => {
+  test("stored procedures, triggers and functions are kept; running one is 501", async () => {
+    const { database } = await client.databases.create({ id: uniqueId("db-scripts") });
+    const { container } = await database.containers.create({ id: "c", partitionKey: { paths: ["/pk"] } });
+    const scripts = container.scripts;
+
+    const { resource: sp } = await scripts.storedProcedures.create({
+      id: "hello",
+      body: "function (name) { getContext().getResponse().setBody('hello ' + name); }",
+    });
+    assert.equal(sp.id, "hello");
+    assert.ok(sp._rid && sp._etag && sp._self.includes("/sprocs/"));
+    const { resources: procs } = await scripts.storedProcedures.readAll().fetchAll();
+    assert.deepEqual(procs.map((p) => p.id), ["hello"]);
+    const { resource: read } = await scripts.storedProcedure("hello").read();
+    assert.equal(read.body, sp.body);
+    const { resource: replaced } = await scripts.storedProcedure("hello").replace({ id: "hello", body: "function () {}" });
+    assert.notEqual(replaced._etag, sp._etag);
+    await expectCosmosError(scripts.storedProcedure("hello").execute("p", ["x"]), 501);
+    await expectCosmosError(scripts.storedProcedures.create({ id: "bad", body: "function ( {" }), 400);
+
+    const { resource: trigger } = await scripts.triggers.create({
+      id: "stamp",
+      body: "function () {}",
+      triggerType: "Pre",
+      triggerOperation: "Create",
+    });
+    assert.equal(trigger.triggerType, "Pre");
+    const { resource: udf } = await scripts.userDefinedFunctions.create({ id: "tax", body: "function tax(x) { return x * 0.2; }" });
+    assert.equal(udf.id, "tax");
+    await scripts.userDefinedFunction("tax").delete();
+    await expectCosmosError(scripts.userDefinedFunction("tax").read(), 404);
+  });
+});

@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestScriptResources: stored procedures, triggers and user-defined
+// functions are created, read, listed, queried, replaced (If-Match) and
+// deleted as the service does; a body that does not compile is 400 at
+// create, naming where; deleting the container deletes its scripts; and
+// running a stored procedure is 501, visibly not built.
+func TestScriptResources(t *testing.T) {
+	e := start(t)
+	e.container(t, pkProps("scr", "/pk"))
+	rc := newRest(t, e)
+	base := "/dbs/db-scr/colls/scr/"
+	type res struct {
+		ID   string `json:"id"`
+		RID  string `json:"_rid"`
+		Self string `json:"_self"`
+		Etag string `json:"_etag"`
+		Ts   int64  `json:"_ts"`
+		Body string `json:"body"`
+	}
+	decode := func(r restResponse) res {
+		t.Helper()
+		var v res
+		if err := json.Unmarshal(r.body, &v); err != nil {
+			t.Fatalf("%d %s: %v", r.status, r.body, err)
+		}
+		return v
+	}
+
+	sp := `{"id":"sp1","body":"function (prefix) { var ctx = getContext(); ctx.getResponse().setBody(prefix + 'x'); }"}`
+	r := rc.do(t, http.MethodPost, base+"sprocs", nil, []byte(sp))
+	if r.status != http.StatusCreated {
+		t.Fatalf("create sproc: %d %s", r.status, r.body)
+	}
+	created := decode(r)
+	if created.RID == "" || !strings.HasSuffix(created.Self, "/sprocs/"+created.RID+"/") || created.Etag == "" || created.Ts == 0 {
+		t.Errorf("created sproc lacks system properties: %s", r.body)
+	}
+	if r = rc.do(t, http.MethodPost, base+"sprocs", nil, []byte(sp)); r.status != http.StatusConflict {
+		t.Errorf("creating it twice: %d, want 409", r.status)
+	}
+	bad := `{"id":"sp2","body":"function () {\n  var x = ;\n}"}`
+	if r = rc.do(t, http.MethodPost, base+"sprocs", nil, []byte(bad)); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "does not compile") || !strings.Contains(string(r.body), "line 2") {
+		t.Errorf("a body that does not compile: %d %s, want 400 naming line 2", r.status, r.body)
+	}
+	if r = rc.do(t, http.MethodGet, base+"sprocs/sp1", nil, nil); r.status != http.StatusOK || decode(r).RID != created.RID {
+		t.Errorf("read: %d %s", r.status, r.body)
+	}
+	var feed struct {
+		Procs []res `json:"StoredProcedures"`
+		Count int   `json:"_count"`
+	}
+	r = rc.do(t, http.MethodGet, base+"sprocs", nil, nil)
+	if json.Unmarshal(r.body, &feed); r.status != http.StatusOK || feed.Count != 1 || feed.Procs[0].ID != "sp1" {
+		t.Errorf("list: %d %s", r.status, r.body)
+	}
+	query := map[string]string{"x-ms-documentdb-isquery": "true", "Content-Type": "application/query+json"}
+	r = rc.do(t, http.MethodPost, base+"sprocs", query, []byte(`{"query":"SELECT * FROM root r WHERE r.id = @id","parameters":[{"name":"@id","value":"sp1"}]}`))
+	if json.Unmarshal(r.body, &feed); r.status != http.StatusOK || len(feed.Procs) != 1 {
+		t.Errorf("query: %d %s", r.status, r.body)
+	}
+
+	replacement := []byte(`{"id":"sp1","body":"function () { getContext().getResponse().setBody(1); }"}`)
+	if r = rc.do(t, http.MethodPut, base+"sprocs/sp1", map[string]string{"If-Match": `"stale"`}, replacement); r.status != http.StatusPreconditionFailed {
+		t.Errorf("replace with a stale etag: %d, want 412", r.status)
+	}
+	r = rc.do(t, http.MethodPut, base+"sprocs/sp1", map[string]string{"If-Match": created.Etag}, replacement)
+	if replaced := decode(r); r.status != http.StatusOK || replaced.RID != created.RID || replaced.Etag == created.Etag || !strings.Contains(replaced.Body, "setBody(1)") {
+		t.Errorf("replace: %d %s", r.status, r.body)
+	}
+	if r = rc.do(t, http.MethodPost, base+"sprocs/sp1", map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}, []byte(`["a"]`)); r.status != http.StatusNotImplemented {
+		t.Errorf("running a stored procedure: %d %s, want 501", r.status, r.body)
+	}
+
+	for _, tt := range []struct {
+		body string
+		want int
+	}{
+		{`{"id":"t1","body":"function () {}","triggerType":"pre","triggerOperation":"create"}`, http.StatusCreated},
+		{`{"id":"t2","body":"function () {}","triggerType":"Post","triggerOperation":"All"}`, http.StatusCreated},
+		{`{"id":"t3","body":"function () {}","triggerType":"Sometimes","triggerOperation":"All"}`, http.StatusBadRequest},
+		{`{"id":"t4","body":"function () {}","triggerType":"Pre"}`, http.StatusBadRequest},
+	} {
+		if r = rc.do(t, http.MethodPost, base+"triggers", nil, []byte(tt.body)); r.status != tt.want {
+			t.Errorf("trigger %s: %d %s, want %d", tt.body, r.status, r.body, tt.want)
+		}
+	}
+	if r = rc.do(t, http.MethodPost, base+"udfs", nil, []byte(`{"id":"tax","body":"function tax(x) { return x * 0.2; }"}`)); r.status != http.StatusCreated {
+		t.Errorf("create udf: %d %s", r.status, r.body)
+	}
+	if r = rc.do(t, http.MethodDelete, base+"udfs/tax", nil, nil); r.status != http.StatusNoContent {
+		t.Errorf("delete udf: %d %s", r.status, r.body)
+	}
+	if r = rc.do(t, http.MethodGet, base+"udfs/tax", nil, nil); r.status != http.StatusNotFound {
+		t.Errorf("read a deleted udf: %d, want 404", r.status)
+	}
+
+	// Deleting the container deletes its scripts.
+	if r = rc.do(t, http.MethodDelete, "/dbs/db-scr/colls/scr", nil, nil); r.status != http.StatusNoContent {
+		t.Fatalf("delete container: %d %s", r.status, r.body)
+	}
+	if r = rc.do(t, http.MethodPost, "/dbs/db-scr/colls", nil, []byte(`{"id":"scr","partitionKey":{"paths":["/pk"],"kind":"Hash"}}`)); r.status != http.StatusCreated {
+		t.Fatalf("recreate container: %d %s", r.status, r.body)
+	}
+	for _, family := range []string{"sprocs", "triggers"} {
+		if r = rc.do(t, http.MethodGet, base+family, nil, nil); !strings.Contains(string(r.body), `"_count":0`) {
+			t.Errorf("%s of a recreated container: %s", family, r.body)
+		}
+	}
+}
