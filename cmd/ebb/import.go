@@ -42,6 +42,9 @@ type importTarget struct {
 	items func() (itemSource, error)
 	// size is the bytes its items take in the source, when known.
 	size int64
+	// scripts are the container's server-side scripts to create, by
+	// their path segment (sprocs, triggers, udfs).
+	scripts map[string][]json.RawMessage
 }
 
 func (t importTarget) name() string { return t.db + "/" + t.coll }
@@ -63,7 +66,7 @@ func runImport(args []string, out io.Writer) error {
 Writes through a running server's engine in transactions of up to 1,000
 items, keeping each item's _ts and ttl (items already expired are
 skipped). Containers in a directory or cosmium file are created when
-missing. An interrupted import resumes where it stopped when run again
+missing, with a cosmium file's stored procedures, triggers and functions. An interrupted import resumes where it stopped when run again
 (--restart starts over).`)
 	to := fs.String("to", "", "DATABASE/CONTAINER to import a file's items into (it must exist)")
 	mode := fs.String("mode", "upsert", "upsert (replace items that exist) or create (keep them)")
@@ -146,6 +149,9 @@ func (c *adminClient) importTarget(ctx context.Context, t importTarget, mode str
 		if err := c.ensureContainer(ctx, t); err != nil {
 			return n, err
 		}
+	}
+	if err := c.createScripts(ctx, t); err != nil {
+		return n, err
 	}
 	items, err := t.items()
 	if err != nil {
@@ -297,6 +303,19 @@ func chunkError(t importTarget, lines []int, err error) error {
 		}
 	}
 	return fmt.Errorf("import %s: %w", t.name(), err)
+}
+
+// createScripts creates t's scripts; one that exists is kept.
+func (c *adminClient) createScripts(ctx context.Context, t importTarget) error {
+	for _, family := range sortedKeys(t.scripts) {
+		for _, body := range t.scripts[family] {
+			path := "/dbs/" + url.PathEscape(t.db) + "/colls/" + url.PathEscape(t.coll) + "/" + family
+			if _, _, err := c.do(ctx, http.MethodPost, path, body, nil); err != nil && !isConflict(err) {
+				return fmt.Errorf("import: create %s of %s: %w", family, t.name(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // ensureContainer creates t's database and container unless they exist.
@@ -480,9 +499,8 @@ func (s *sliceSource) Line() int    { return s.n }
 func (s *sliceSource) Close() error { return nil }
 
 // cosmiumTargets reads a cosmium state file: its containers (created with
-// their partition key and indexing policy) and their documents. Cosmium
-// keeps server-side scripts too, which Ebb does not run: they are counted
-// in a note, not imported.
+// their partition key and indexing policy), their documents and their
+// server-side scripts.
 func cosmiumTargets(path string) ([]importTarget, []string, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -529,18 +547,30 @@ func cosmiumTargets(path string) ([]importTarget, []string, error) {
 	if len(targets) == 0 {
 		return nil, nil, fmt.Errorf("%s holds no collections", path)
 	}
-	var notes []string
-	count := func(m map[string]map[string]map[string]json.RawMessage) (n int) {
-		for _, colls := range m {
-			for _, scripts := range colls {
-				n += len(scripts)
+	// Scripts keep what the service stores of them: the system
+	// properties cosmium kept are the server's to make.
+	scriptBody := func(raw json.RawMessage, fields ...string) json.RawMessage {
+		var all map[string]json.RawMessage
+		json.Unmarshal(raw, &all)
+		keep := map[string]json.RawMessage{}
+		for _, f := range append([]string{"id", "body"}, fields...) {
+			if v, ok := all[f]; ok {
+				keep[f] = v
 			}
 		}
-		return n
+		out, _ := json.Marshal(keep)
+		return out
 	}
-	if s, t, u := count(state.Sprocs), count(state.Triggers), count(state.UDFs); s+t+u > 0 {
-		notes = append(notes, fmt.Sprintf("not imported: %d stored procedures, %d triggers and %d user-defined functions (Ebb does not run server-side scripts yet)", s, t, u))
+	for i := range targets {
+		t := &targets[i]
+		t.scripts = map[string][]json.RawMessage{}
+		for family, m := range map[string]map[string]map[string]map[string]json.RawMessage{"sprocs": state.Sprocs, "triggers": state.Triggers, "udfs": state.UDFs} {
+			for _, id := range sortedKeys(m[t.db][t.coll]) {
+				t.scripts[family] = append(t.scripts[family], scriptBody(m[t.db][t.coll][id], "triggerType", "triggerOperation"))
+			}
+		}
 	}
+	var notes []string
 	return targets, notes, nil
 }
 
