@@ -101,7 +101,7 @@ func New(t testing.TB, opts ...Option) *Server {
 // Start starts a server outside a test (in TestMain, or an example);
 // Close stops it.
 func Start(opts ...Option) (*Server, error) {
-	o := options{start: time.Now().Truncate(time.Second)}
+	o := options{start: clock.NewSystem().Now().Truncate(time.Second)}
 	for _, opt := range opts {
 		opt(&o)
 	}

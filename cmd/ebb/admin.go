@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
 )
 
@@ -39,6 +40,8 @@ var adminCommands = map[string]func(args []string, out io.Writer) error{
 
 // adminClient sends signed requests to one server.
 type adminClient struct {
+	// clock dates each request's signature.
+	clock    clock.Clock
 	endpoint *url.URL
 	signer   *auth.Verifier
 	http     *http.Client
@@ -78,7 +81,7 @@ func adminFlags(fs *flag.FlagSet) func() (*adminClient, error) {
 			tlsConfig.InsecureSkipVerify = true
 		}
 		transport := &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true, ResponseHeaderTimeout: time.Minute}
-		return &adminClient{endpoint: u, signer: signer, http: &http.Client{Transport: transport}, json: *asJSON}, nil
+		return &adminClient{clock: clock.NewSystem(), endpoint: u, signer: signer, http: &http.Client{Transport: transport}, json: *asJSON}, nil
 	}
 }
 
@@ -129,7 +132,7 @@ func (c *adminClient) send(ctx context.Context, method, path string, body []byte
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	date := time.Now().UTC().Format(http.TimeFormat)
+	date := c.clock.Now().UTC().Format(http.TimeFormat)
 	req.Header.Set("x-ms-date", date)
 	req.Header.Set("x-ms-version", "2020-07-15")
 	req.Header.Set("authorization", c.signer.Sign(method, resType, link, date))

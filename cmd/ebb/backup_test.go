@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/ebbtest"
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 )
 
 // TestBackupWhileWriting: a backup taken while a client writes, restored
@@ -49,8 +50,7 @@ func TestBackupWhileWriting(t *testing.T) {
 			acked.Store(int64(i + 1))
 		}
 	})
-	for acked.Load() < 300 {
-	}
+	clocktest.WaitUntil(t, "300 acknowledged writes", func() bool { return acked.Load() >= 300 })
 	before := acked.Load()
 	backupDir := filepath.Join(t.TempDir(), "backup")
 	var out bytes.Buffer

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ebbdb/ebb/ebbtest"
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
 )
 
 var transferEpoch = time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
@@ -230,7 +231,7 @@ func TestImportCosmiumAndArrays(t *testing.T) {
 	}
 	endpoint, _ := url.Parse(srv.Endpoint)
 	signer, _ := auth.NewVerifier(srv.Key)
-	admin := &adminClient{endpoint: endpoint, signer: signer, http: srv.HTTPClient()}
+	admin := &adminClient{clock: clock.NewSystem(), endpoint: endpoint, signer: signer, http: srv.HTTPClient()}
 	if body, _, err := admin.do(context.Background(), http.MethodGet, "/dbs/app/colls/users/sprocs/sp1", nil, nil); err != nil || !strings.Contains(string(body), `"body":"function () {}"`) {
 		t.Errorf("the cosmium file's stored procedure: %s, %v", body, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/clock"
 )
 
 // Meter counts items and bytes done against optional totals and reports
@@ -31,7 +33,7 @@ type Meter struct {
 // New returns a meter for what ("export shop/carts", say) reporting on w,
 // with a redrawn bar when w is a terminal.
 func New(w io.Writer, what string) *Meter {
-	m := &Meter{what: what, out: w, now: time.Now}
+	m := &Meter{what: what, out: w, now: clock.NewSystem().Now}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			m.terminal = true
