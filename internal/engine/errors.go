@@ -21,6 +21,7 @@ const (
 	KindGone               = dberr.KindGone
 	KindNotModified        = dberr.KindNotModified
 	KindRequestTimeout     = dberr.KindRequestTimeout
+	KindForbidden          = dberr.KindForbidden
 )
 
 var (

@@ -60,6 +60,15 @@ func (k ScriptKind) path() string {
 	return "udfs"
 }
 
+// Quota is how many scripts of the kind a container may hold: the
+// service's quota, which a container read reports in x-ms-resource-quota.
+func (k ScriptKind) Quota() int {
+	if k == StoredProcedure {
+		return 100
+	}
+	return 25
+}
+
 func (k ScriptKind) what() string {
 	switch k {
 	case StoredProcedure:
@@ -180,6 +189,11 @@ func (e *Engine) CreateScript(ctx context.Context, dbID, collID string, kind Scr
 		if _, err := w.Get(key); err == nil {
 			return ErrConflict
 		}
+		if count, err := countScripts(w, c, kind); err != nil {
+			return err
+		} else if count >= kind.Quota() {
+			return &Error{Kind: KindForbidden, Message: "Resource quota reached: a container holds at most " + strconv.Itoa(kind.Quota()) + " " + kind.Feed() + "; delete one first."}
+		}
 		n, err := nextNumber(w)
 		if err != nil {
 			return err
@@ -250,14 +264,8 @@ func (e *Engine) ReplaceScript(ctx context.Context, dbID, collID string, kind Sc
 	var raw []byte
 	err = e.store.Update(ctx, func(w storage.Writer) error {
 		key := keyspace.ScriptKey(c.rid, byte(kind), id)
-		old, err := w.Get(key)
-		if errors.Is(err, storage.ErrNotFound) {
-			return ErrNotFound
-		}
+		old, err := readMatching(w, key, ifMatch)
 		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(old, ifMatch); err != nil {
 			return err
 		}
 		n, err := nextNumber(w)
@@ -286,14 +294,7 @@ func (e *Engine) DeleteScript(ctx context.Context, dbID, collID string, kind Scr
 	}
 	err = e.store.Update(ctx, func(w storage.Writer) error {
 		key := keyspace.ScriptKey(c.rid, byte(kind), id)
-		old, err := w.Get(key)
-		if errors.Is(err, storage.ErrNotFound) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(old, ifMatch); err != nil {
+		if _, err := readMatching(w, key, ifMatch); err != nil {
 			return err
 		}
 		return w.Delete(key)
@@ -305,7 +306,7 @@ func (e *Engine) DeleteScript(ctx context.Context, dbID, collID string, kind Scr
 }
 
 // Scripts returns a container's scripts of kind, ordered by id, and the
-// container's _rid.
+// container's _rid. There are at most kind.Quota() of them.
 func (e *Engine) Scripts(ctx context.Context, dbID, collID string, kind ScriptKind) ([][]byte, string, error) {
 	c, err := e.container(dbID, collID)
 	if err != nil {
@@ -335,17 +336,35 @@ func (e *Engine) QueryScripts(ctx context.Context, dbID, collID string, kind Scr
 	return res, err
 }
 
-// checkIfMatch checks If-Match against a stored resource's _etag.
-func checkIfMatch(raw []byte, ifMatch string) error {
-	if ifMatch == "" || ifMatch == "*" {
-		return nil
+// readMatching reads the script resource at key for a replace or
+// delete: 404 when there is none, 412 when ifMatch (If-Match, "" for
+// none) is not its _etag.
+func readMatching(r storage.Reader, key []byte, ifMatch string) ([]byte, error) {
+	raw, err := r.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil || ifMatch == "" || ifMatch == "*" {
+		return raw, err
 	}
 	var f resource.Fields
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return err
+		return nil, err
 	}
 	if f.Etag != ifMatch {
-		return ErrPreconditionFailed
+		return nil, ErrPreconditionFailed
 	}
-	return nil
+	return raw, nil
+}
+
+// countScripts counts c's scripts of kind: at most its quota.
+func countScripts(r storage.Reader, c *container, kind ScriptKind) (int, error) {
+	p := keyspace.ScriptPrefix(c.rid, byte(kind))
+	it := r.Scan(p, keys.PrefixEnd(p), false)
+	defer it.Close()
+	n := 0
+	for it.Next() {
+		n++
+	}
+	return n, it.Err()
 }

@@ -112,6 +112,9 @@ type Usage struct {
 	// IndexProgress is the percentage of the index rebuild done: 100 when
 	// the index is up to date.
 	IndexProgress int
+	// StoredProcedures, Triggers and Functions count the container's
+	// server-side scripts.
+	StoredProcedures, Triggers, Functions int
 }
 
 // usage reads c's usage and index progress in r.
@@ -127,6 +130,11 @@ func usage(r storage.Reader, c *container) (Usage, error) {
 	}
 	if found && ist.Building() {
 		u.IndexProgress = rebuildProgress(ist.Indexed(), u)
+	}
+	for kind, n := range map[ScriptKind]*int{StoredProcedure: &u.StoredProcedures, Trigger: &u.Triggers, UserDefinedFunction: &u.Functions} {
+		if *n, err = countScripts(r, c, kind); err != nil {
+			return Usage{}, err
+		}
 	}
 	return u, nil
 }

@@ -56,7 +56,8 @@ func (g *Gateway) readContainer(w http.ResponseWriter, r *http.Request) error {
 // documentsCount=-1;collectionSize=52428800;"); the units are the .NET
 // SDK's (ResourceResponseBase: CollectionSizeQuota, DocumentQuota in
 // kilobytes).
-const containerQuota = "functions=25;storedProcedures=100;triggers=25;documentSize=51200;documentsSize=52428800;documentsCount=-1;collectionSize=52428800;"
+var containerQuota = "functions=" + strconv.Itoa(engine.UserDefinedFunction.Quota()) + ";storedProcedures=" + strconv.Itoa(engine.StoredProcedure.Quota()) +
+	";triggers=" + strconv.Itoa(engine.Trigger.Quota()) + ";documentSize=51200;documentsSize=52428800;documentsCount=-1;collectionSize=52428800;"
 
 // setQuotaHeaders sets the headers of a container read with
 // x-ms-documentdb-populatequotainfo (see the .NET SDK's
@@ -82,7 +83,8 @@ func setQuotaHeaders(h http.Header, u engine.Usage) {
 	h.Set("x-ms-resource-quota", containerQuota)
 	if u.Known {
 		kb := u.Bytes / 1024
-		h.Set("x-ms-resource-usage", "functions=0;storedProcedures=0;triggers=0;documentSize="+strconv.FormatInt(kb/1024, 10)+
+		h.Set("x-ms-resource-usage", "functions="+strconv.Itoa(u.Functions)+";storedProcedures="+strconv.Itoa(u.StoredProcedures)+
+			";triggers="+strconv.Itoa(u.Triggers)+";documentSize="+strconv.FormatInt(kb/1024, 10)+
 			";documentsSize="+strconv.FormatInt(kb, 10)+";documentsCount="+strconv.FormatInt(u.Items, 10)+
 			";collectionSize="+strconv.FormatInt(kb, 10)+";")
 	}

@@ -389,6 +389,7 @@ var errorStatus = map[engine.Kind]struct {
 	engine.KindGone:               {http.StatusGone, "Gone"},
 	engine.KindNotModified:        {http.StatusNotModified, "NotModified"},
 	engine.KindRequestTimeout:     {http.StatusRequestTimeout, "RequestTimeout"},
+	engine.KindForbidden:          {http.StatusForbidden, "Forbidden"},
 }
 
 // classify maps any error to status, code, message and substatus.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,7 +11,8 @@ import (
 // TestScriptResources: stored procedures, triggers and user-defined
 // functions are created, read, listed, queried, replaced (If-Match) and
 // deleted as the service does; a body that does not compile is 400 at
-// create, naming where; deleting the container deletes its scripts; and
+// create, naming where; a container holds no more than its quota, and
+// reports its count; deleting the container deletes its scripts; and
 // running a stored procedure is 501, visibly not built.
 func TestScriptResources(t *testing.T) {
 	e := start(t)
@@ -91,6 +93,21 @@ func TestScriptResources(t *testing.T) {
 		if r = rc.do(t, http.MethodPost, base+"triggers", nil, []byte(tt.body)); r.status != tt.want {
 			t.Errorf("trigger %s: %d %s, want %d", tt.body, r.status, r.body, tt.want)
 		}
+	}
+	// A container holds at most 25 triggers, as its quota header says;
+	// a container read reports how many it has.
+	for i := 3; i <= 25; i++ {
+		body := fmt.Sprintf(`{"id":"q%d","body":"function () {}","triggerType":"Pre","triggerOperation":"All"}`, i)
+		if r = rc.do(t, http.MethodPost, base+"triggers", nil, []byte(body)); r.status != http.StatusCreated {
+			t.Fatalf("trigger %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if r = rc.do(t, http.MethodPost, base+"triggers", nil, []byte(`{"id":"one-too-many","body":"function () {}","triggerType":"Pre","triggerOperation":"All"}`)); r.status != http.StatusForbidden {
+		t.Errorf("a 26th trigger: %d %s, want 403", r.status, r.body)
+	}
+	r = rc.do(t, http.MethodGet, "/dbs/db-scr/colls/scr", map[string]string{"x-ms-documentdb-populatequotainfo": "true"}, nil)
+	if usage := r.header.Get("x-ms-resource-usage"); !strings.Contains(usage, "storedProcedures=1;triggers=25;") || !strings.Contains(r.header.Get("x-ms-resource-quota"), "triggers=25;") {
+		t.Errorf("container usage %q, quota %q", usage, r.header.Get("x-ms-resource-quota"))
 	}
 	if r = rc.do(t, http.MethodPost, base+"udfs", nil, []byte(`{"id":"tax","body":"function tax(x) { return x * 0.2; }"}`)); r.status != http.StatusCreated {
 		t.Errorf("create udf: %d %s", r.status, r.body)

@@ -31,6 +31,9 @@ const (
 	// KindRequestTimeout is a request the server stopped working on
 	// because it ran out of time (a query page over its budget).
 	KindRequestTimeout
+	// KindForbidden is a request a resource quota refuses (a container's
+	// limit of stored procedures, say).
+	KindForbidden
 )
 
 // Error is an error the client caused or must react to. Anything that is
