@@ -402,17 +402,13 @@ time to live has run out are not counted) and TTL setting.`)
 		return err
 	}
 	ctx := context.Background()
-	var dbs struct {
-		Databases []struct {
-			ID string `json:"id"`
-		} `json:"Databases"`
-	}
-	if err := c.getJSON(ctx, "/dbs", &dbs); err != nil {
+	dbIDs, err := c.databaseIDs(ctx)
+	if err != nil {
 		return err
 	}
 	entries := []lsEntry{}
 	emptyDBs := []string{}
-	for _, db := range dbs.Databases {
+	for _, dbID := range dbIDs {
 		var colls struct {
 			Containers []struct {
 				ID           string `json:"id"`
@@ -422,19 +418,19 @@ time to live has run out are not counted) and TTL setting.`)
 				} `json:"partitionKey"`
 			} `json:"DocumentCollections"`
 		}
-		dbPath := "/dbs/" + url.PathEscape(db.ID)
+		dbPath := "/dbs/" + url.PathEscape(dbID)
 		if err := c.getJSON(ctx, dbPath+"/colls", &colls); err != nil {
 			return err
 		}
 		if len(colls.Containers) == 0 {
-			emptyDBs = append(emptyDBs, db.ID)
+			emptyDBs = append(emptyDBs, dbID)
 		}
 		for _, coll := range colls.Containers {
 			n, err := c.count(ctx, dbPath+"/colls/"+url.PathEscape(coll.ID))
 			if err != nil {
-				return fmt.Errorf("count %s/%s: %w", db.ID, coll.ID, err)
+				return fmt.Errorf("count %s/%s: %w", dbID, coll.ID, err)
 			}
-			entries = append(entries, lsEntry{Database: db.ID, Container: coll.ID, Items: n, DefaultTTL: coll.DefaultTTL, PartitionKey: coll.PartitionKey.Paths})
+			entries = append(entries, lsEntry{Database: dbID, Container: coll.ID, Items: n, DefaultTTL: coll.DefaultTTL, PartitionKey: coll.PartitionKey.Paths})
 		}
 	}
 	if c.json {

@@ -90,10 +90,9 @@ missing, with a cosmium file's stored procedures, triggers and functions. An int
 		return fmt.Errorf("import: %w", err)
 	}
 	var targets []importTarget
-	var notes []string
 	switch {
 	case *cosmium:
-		targets, notes, err = cosmiumTargets(src)
+		targets, err = cosmiumTargets(src)
 	case info.IsDir():
 		targets, err = directoryTargets(src)
 	default:
@@ -125,9 +124,6 @@ missing, with a cosmium file's stored procedures, triggers and functions. An int
 		}
 	}
 	state.finish()
-	for _, n := range notes {
-		fmt.Fprintln(out, "note:", n)
-	}
 	_, err = fmt.Fprintf(out, "imported %d items into %d container(s); %d already there kept, %d expired skipped\n", total.written, len(targets), total.existing, total.expired)
 	return err
 }
@@ -441,10 +437,7 @@ func (s *lineSource) Next() ([]byte, error) {
 		s.line++
 		doc := bytes.TrimSpace(raw)
 		if len(doc) > 0 {
-			if !json.Valid(doc) {
-				return nil, fmt.Errorf("line %d is not a JSON document", s.line)
-			}
-			return doc, nil
+			return doc, nil // the server checks it, naming this line if it must
 		}
 		if err != nil {
 			return nil, err
@@ -501,10 +494,10 @@ func (s *sliceSource) Close() error { return nil }
 // cosmiumTargets reads a cosmium state file: its containers (created with
 // their partition key and indexing policy), their documents and their
 // server-side scripts.
-func cosmiumTargets(path string) ([]importTarget, []string, error) {
+func cosmiumTargets(path string) ([]importTarget, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var state struct {
 		Collections map[string]map[string]struct {
@@ -518,7 +511,7 @@ func cosmiumTargets(path string) ([]importTarget, []string, error) {
 		UDFs      map[string]map[string]map[string]json.RawMessage `json:"udfs"`
 	}
 	if err := json.Unmarshal(raw, &state); err != nil {
-		return nil, nil, fmt.Errorf("%s is not a cosmium state file: %w", path, err)
+		return nil, fmt.Errorf("%s is not a cosmium state file: %w", path, err)
 	}
 	var targets []importTarget
 	for _, db := range sortedKeys(state.Collections) {
@@ -535,7 +528,7 @@ func cosmiumTargets(path string) ([]importTarget, []string, error) {
 			for _, id := range sortedKeys(docs) {
 				var compact bytes.Buffer
 				if err := json.Compact(&compact, docs[id]); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				src.docs = append(src.docs, compact.Bytes())
 				size += int64(compact.Len() + 1)
@@ -545,7 +538,7 @@ func cosmiumTargets(path string) ([]importTarget, []string, error) {
 		}
 	}
 	if len(targets) == 0 {
-		return nil, nil, fmt.Errorf("%s holds no collections", path)
+		return nil, fmt.Errorf("%s holds no collections", path)
 	}
 	// Scripts keep what the service stores of them: the system
 	// properties cosmium kept are the server's to make.
@@ -570,8 +563,7 @@ func cosmiumTargets(path string) ([]importTarget, []string, error) {
 			}
 		}
 	}
-	var notes []string
-	return targets, notes, nil
+	return targets, nil
 }
 
 // cosmiumPartitionKey is cosmium's partition key definition as the
