@@ -220,6 +220,30 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseArgs parses a command's flags and checks that between min and
+// max positional arguments remain; want says what they are, for the error
+// that shows the usage otherwise.
+func parseArgs(fs *flag.FlagSet, args []string, min, max int, want string) ([]string, error) {
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) < min || len(rest) > max {
+		fs.Usage()
+		return nil, fmt.Errorf("%s: expected %s; got %q", strings.TrimPrefix(fs.Name(), "ebb "), want, rest)
+	}
+	return rest, nil
+}
+
+// splitContainer reads DATABASE/CONTAINER.
+func splitContainer(s string) (db, coll string, err error) {
+	db, coll, ok := strings.Cut(s, "/")
+	if !ok || db == "" || coll == "" || strings.Contains(coll, "/") {
+		return "", "", fmt.Errorf("name the container as DATABASE/CONTAINER; got %q", s)
+	}
+	return db, coll, nil
+}
+
 // runClock is `ebb clock [advance DURATION | set TIME]`.
 func runClock(args []string, out io.Writer) error {
 	fs := adminFlagSet("clock", `ebb clock [flags]                 show the server's clock
@@ -305,17 +329,17 @@ func runTTL(args []string, out io.Writer) error {
 Shows a container's TTL settings, how many expired items wait for the
 purger, when the next item expires and how many expire soon.`)
 	client := adminFlags(fs)
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parseArgs(fs, args, 2, 2, "`status DATABASE/CONTAINER`")
 	if err != nil {
 		return err
 	}
-	if len(rest) != 2 || rest[0] != "status" {
+	if rest[0] != "status" {
 		fs.Usage()
 		return fmt.Errorf("ttl: expected `status DATABASE/CONTAINER`; got %q", rest)
 	}
-	db, coll, ok := strings.Cut(rest[1], "/")
-	if !ok || db == "" || coll == "" || strings.Contains(coll, "/") {
-		return fmt.Errorf("ttl status: name the container as DATABASE/CONTAINER; got %q", rest[1])
+	db, coll, err := splitContainer(rest[1])
+	if err != nil {
+		return fmt.Errorf("ttl status: %w", err)
 	}
 	c, err := client()
 	if err != nil {
@@ -390,12 +414,8 @@ func runLs(args []string, out io.Writer) error {
 Lists every database and container with its item count (items whose
 time to live has run out are not counted) and TTL setting.`)
 	client := adminFlags(fs)
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
+	if _, err := parseArgs(fs, args, 0, 0, "no arguments"); err != nil {
 		return err
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("ls: unexpected arguments %q", rest)
 	}
 	c, err := client()
 	if err != nil {

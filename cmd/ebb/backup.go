@@ -24,13 +24,9 @@ Writes a consistent snapshot of a running Ebb's embedded store into DIR
 directory: ebb restore DIR --data-dir NEW makes a server's data directory
 of it. A PostgreSQL store is backed up with PostgreSQL's own tools.`)
 	client := adminFlags(fs)
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parseArgs(fs, args, 1, 1, "one directory to write the backup into")
 	if err != nil {
 		return err
-	}
-	if len(rest) != 1 {
-		fs.Usage()
-		return fmt.Errorf("backup: name one directory to write the backup into; got %q", rest)
 	}
 	dir := rest[0]
 	if err := checkEmptyDir(dir); err != nil {
@@ -68,13 +64,9 @@ that it opens. NEW (default ebb-data) must not exist or be empty: restore
 never mixes a backup with other data. Then start Ebb on it:
 ebb --data-dir NEW.`)
 	dataDir := fs.String("data-dir", envOr("EBB_DATA_DIR", "ebb-data"), "the data directory to make (EBB_DATA_DIR)")
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parseArgs(fs, args, 1, 1, "one backup directory")
 	if err != nil {
 		return err
-	}
-	if len(rest) != 1 {
-		fs.Usage()
-		return fmt.Errorf("restore: name one backup directory; got %q", rest)
 	}
 	if err := checkEmptyDir(*dataDir); err != nil {
 		return fmt.Errorf("restore: %w", err)

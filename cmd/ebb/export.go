@@ -57,13 +57,9 @@ are never exported; each item keeps its _ts and ttl, so that after
 ebb import it expires when it would have.`)
 	outPath := fs.String("out", "", "the file (one container) or directory (a database, or everything) to write")
 	client := adminFlags(fs)
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parseArgs(fs, args, 0, 1, "at most one DATABASE or DATABASE/CONTAINER")
 	if err != nil {
 		return err
-	}
-	if len(rest) > 1 {
-		fs.Usage()
-		return fmt.Errorf("export: name at most one DATABASE or DATABASE/CONTAINER; got %q", rest)
 	}
 	c, err := client()
 	if err != nil {
@@ -75,10 +71,11 @@ ebb import it expires when it would have.`)
 	if len(rest) == 1 {
 		target = rest[0]
 	}
-	db, coll, one := strings.Cut(target, "/")
-	if one {
-		if db == "" || coll == "" || strings.Contains(coll, "/") {
-			return fmt.Errorf("export: name the container as DATABASE/CONTAINER; got %q", target)
+	db := target
+	if strings.Contains(target, "/") {
+		db, coll, err := splitContainer(target)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
 		}
 		w := out
 		if *outPath != "" && *outPath != "-" {

@@ -73,13 +73,9 @@ missing, with a cosmium file's stored procedures, triggers and functions. An int
 	cosmium := fs.Bool("cosmium", false, "the source is a cosmium state file (its databases, containers and documents)")
 	restart := fs.Bool("restart", false, "ignore the progress an interrupted import saved, and start over")
 	client := adminFlags(fs)
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parseArgs(fs, args, 1, 1, "one source")
 	if err != nil {
 		return err
-	}
-	if len(rest) != 1 {
-		fs.Usage()
-		return fmt.Errorf("import: name one source; got %q", rest)
 	}
 	if *mode != "upsert" && *mode != "create" {
 		return fmt.Errorf("import: --mode must be upsert or create; got %q", *mode)
@@ -96,9 +92,9 @@ missing, with a cosmium file's stored procedures, triggers and functions. An int
 	case info.IsDir():
 		targets, err = directoryTargets(src)
 	default:
-		db, coll, ok := strings.Cut(*to, "/")
-		if !ok || db == "" || coll == "" || strings.Contains(coll, "/") {
-			return fmt.Errorf("import: a file's items need --to DATABASE/CONTAINER")
+		db, coll, err := splitContainer(*to)
+		if err != nil {
+			return fmt.Errorf("import: a file's items need --to DATABASE/CONTAINER: %w", err)
 		}
 		targets = []importTarget{{db: db, coll: coll, size: info.Size(), items: func() (itemSource, error) { return openItems(src) }}}
 	}
