@@ -261,10 +261,12 @@ func (c *adminClient) sendChunk(ctx context.Context, path string, chunk []byte) 
 		body, _, err := c.do(ctx, http.MethodPost, path, chunk, h)
 		var ae *apiError
 		if errors.As(err, &ae) && ae.status == http.StatusTooManyRequests && attempt < 100 {
+			wait, cancel := c.clock.After(max(ae.retryAfter, 10*time.Millisecond))
 			select {
-			case <-time.After(max(ae.retryAfter, 10*time.Millisecond)):
+			case <-wait:
 				continue
 			case <-ctx.Done():
+				cancel()
 				return importCounts{}, ctx.Err()
 			}
 		}

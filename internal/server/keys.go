@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
 )
 
 // Keys can be rotated without a restart: with Config.KeyFile, the file is
@@ -64,14 +65,14 @@ func (s *Server) ReloadKeys() error {
 
 // watchKeyFile reloads the keys when the key file changes, until
 // Shutdown.
-func (s *Server) watchKeyFile() {
-	t := time.NewTicker(keyFilePoll)
-	defer t.Stop()
+func (s *Server) watchKeyFile(c clock.Clock) {
 	for {
+		tick, cancel := c.After(keyFilePoll)
 		select {
 		case <-s.stopWatch:
+			cancel()
 			return
-		case <-t.C:
+		case <-tick:
 		}
 		st, err := os.Stat(s.cfg.KeyFile)
 		if err != nil {

@@ -351,7 +351,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		go s.metricsHTTP.Serve(s.metricsListener)
 	}
 	if cfg.KeyFile != "" {
-		go s.watchKeyFile()
+		go s.watchKeyFile(wall)
 	}
 	go func() {
 		var err error
