@@ -5,11 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/dop251/goja"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
@@ -17,6 +14,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/keys"
+	"github.com/ebbdb/ebb/internal/script"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -105,10 +103,8 @@ func checkScript(kind ScriptKind, body []byte) (id string, ms []document.Member,
 	if depth := maxNesting(code); depth > maxScriptNesting {
 		return "", nil, dberr.BadRequest("The %s body nests brackets %d deep; the most Ebb accepts is %d.", kind.what(), depth, maxScriptNesting)
 	}
-	// The service takes a function's source, named or not: compile it as
-	// an expression, so that "function () {…}" is valid as it is there.
-	if _, err := goja.Compile(id, "(\n"+code+"\n)", false); err != nil {
-		return "", nil, dberr.BadRequest("The %s '%s' does not compile: %s", kind.what(), id, compileMessage(err))
+	if err := script.Compile(id, code); err != nil {
+		return "", nil, dberr.BadRequest("The %s '%s' does not compile: %v", kind.what(), id, err)
 	}
 	if kind == Trigger {
 		if err := checkEnum(document.Lookup(ms, "triggerType"), "triggerType", "Pre", "Post"); err != nil {
@@ -138,23 +134,6 @@ func maxNesting(src string) int {
 	}
 	return deepest
 }
-
-// compileMessage is goja's message with the line numbers of the script
-// as written (it compiled the script one line down).
-func compileMessage(err error) string {
-	msg := err.Error()
-	var se *goja.CompilerSyntaxError
-	if errors.As(err, &se) {
-		msg = se.Message
-	}
-	if m := compilePosition.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return m[3] + " (line " + strconv.Itoa(max(line-1, 1)) + ", column " + m[2] + ")"
-	}
-	return msg
-}
-
-var compilePosition = regexp.MustCompile(`Line (\d+):(\d+) (.*)$`)
 
 // checkEnum checks a required string member against its values, in any
 // case as the SDKs send them ("Pre" from .NET, "pre" from JavaScript).

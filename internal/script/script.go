@@ -1,0 +1,533 @@
+// Package script runs a container's server-side JavaScript (stored
+// procedures and triggers) in goja sandboxes, with the Cosmos DB
+// server-side API (getContext(), the collection's document operations,
+// the __ query API) and bounds on time, memory and operations. It knows
+// nothing of storage: the caller hands each run a Collection, which
+// performs the operations in the caller's transaction.
+package script
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/ebbdb/ebb/internal/clock"
+)
+
+// Collection is what a script's operations act on: one logical partition
+// of one container, in one transaction. Links are as the script wrote
+// them; the Collection resolves and checks them. Every method reports a
+// failure the script caused as an *OpError.
+type Collection interface {
+	SelfLink() string
+	AltLink() string
+	Create(link string, doc []byte, autoID bool) ([]byte, error)
+	Upsert(link string, doc []byte, autoID bool, ifMatch string) ([]byte, error)
+	Replace(docLink string, doc []byte, ifMatch string) ([]byte, error)
+	Delete(docLink string, ifMatch string) error
+	Read(docLink string, ifNoneMatch string) ([]byte, error)
+	// Query runs one page of query (a query body; nil reads every
+	// document) and returns its rows as a JSON array.
+	Query(link string, query []byte, pageSize int, continuation string) (rows []byte, next string, err error)
+	// SizeInMB and MaxSizeInMB are the collection's size and quota, as
+	// the service reports them to callbacks.
+	SizeInMB() int
+	MaxSizeInMB() int
+}
+
+// OpError is a failed operation: its status code and message, as the
+// script's callback sees them (err.number and the {"Errors"} body).
+type OpError struct {
+	Status  int
+	Message string
+}
+
+func (e *OpError) Error() string { return e.Message }
+
+// Error is a run that failed: the status the client gets, the substatus
+// (a thrown Error's number, 0 for none) and the message.
+type Error struct {
+	Status, SubStatus int
+	Message           string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Budgets bound one run.
+type Budgets struct {
+	// Time is the longest a run may take (the service allows about 5
+	// seconds); a run over it is stopped and answered 408.
+	Time time.Duration
+	// Operations is how many collection operations a run may start;
+	// past it, operations are not accepted (they return false).
+	Operations int
+	// Memory is how far the Go heap may grow while a run is in progress
+	// before the run is stopped.
+	Memory int64
+}
+
+// DefaultBudgets are the service's time bound and Ebb's others.
+var DefaultBudgets = Budgets{Time: 5 * time.Second, Operations: 10000, Memory: 256 << 20}
+
+// acceptFraction is how much of its time a run may use before its
+// operations stop being accepted, so that a script written for the
+// service's bounded execution can return with a continuation first.
+const acceptFraction = 0.8
+
+const (
+	// maxString bounds one string-building call (repeat, padStart).
+	maxString = 16 << 20
+	// maxResponseBody is the largest response body a script may set.
+	maxResponseBody = 2 << 20
+	// maxLog bounds what console.log keeps for the response header.
+	maxLog = 8 << 10
+	// maxCallStack bounds recursion.
+	maxCallStack = 4096
+	// memoryPoll is how often a run's memory is checked.
+	memoryPoll = 10 * time.Millisecond
+)
+
+// Runner runs scripts. It is safe for concurrent use.
+type Runner struct {
+	budgets Budgets
+	// clock measures the budgets: real time, never a manual clock.
+	clock    clock.Clock
+	programs *programCache
+}
+
+// NewRunner returns a Runner with budgets b (zero fields: the default)
+// measured on c.
+func NewRunner(b Budgets, c clock.Clock) *Runner {
+	if b.Time <= 0 {
+		b.Time = DefaultBudgets.Time
+	}
+	if b.Operations <= 0 {
+		b.Operations = DefaultBudgets.Operations
+	}
+	if b.Memory <= 0 {
+		b.Memory = DefaultBudgets.Memory
+	}
+	return &Runner{budgets: b, clock: c, programs: newProgramCache(256)}
+}
+
+// Budgets returns the runner's budgets.
+func (r *Runner) Budgets() Budgets { return r.budgets }
+
+// Call is one run of a script.
+type Call struct {
+	// Kind names the script in messages ("stored procedure").
+	Kind string
+	// ID and Version (its _etag) identify the compiled program.
+	ID, Version, Source string
+	// Args is the JSON array of the function's arguments.
+	Args []byte
+	// RequestBody is what getRequest().getBody() returns (a trigger's
+	// document), as JSON; nil for none. OperationType is
+	// getRequest().getOperationType().
+	RequestBody   []byte
+	OperationType string
+	Collection    Collection
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Body is the response body as JSON (nil when the script set none).
+	Body []byte
+	// RequestBody is the request body as the script left it.
+	RequestBody []byte
+	// Log is what the script wrote with console.log.
+	Log string
+	// Operations is how many collection operations it ran.
+	Operations int
+}
+
+//go:embed prelude.js
+var preludeSource string
+
+var prelude = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("prelude.js", preludeSource, true)
+})
+
+// Compile checks that source compiles as a function expression, as the
+// service takes a script's body ("function (…) {…}", named or not). Its
+// error names the line and column as the source has them.
+func Compile(id, source string) error {
+	_, err := compile(id, source)
+	return err
+}
+
+func compile(id, source string) (*goja.Program, error) {
+	// One "(" before the first line: the lines keep their numbers.
+	p, err := goja.Compile(id, "("+source+"\n)", false)
+	if err != nil {
+		return nil, errors.New(compileMessage(err))
+	}
+	return p, nil
+}
+
+// compileMessage is goja's message with the position as the script has
+// it: the first line is one column to the right of where it was.
+func compileMessage(err error) string {
+	msg := err.Error()
+	var se *goja.CompilerSyntaxError
+	if errors.As(err, &se) {
+		msg = se.Message
+	}
+	if m := compilePosition.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		col, _ := strconv.Atoi(m[2])
+		if line == 1 {
+			col = max(col-1, 1)
+		}
+		return m[3] + " (line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + ")"
+	}
+	return msg
+}
+
+var compilePosition = regexp.MustCompile(`Line (\d+):(\d+) (.*)$`)
+
+// errTimeout, errMemory and errCanceled are the reasons a run is
+// interrupted.
+var (
+	errTimeout  = errors.New("time budget")
+	errMemory   = errors.New("memory budget")
+	errCanceled = errors.New("canceled")
+)
+
+// Run runs call's function to its end, callbacks included. Done, if not
+// nil, is closed when the caller no longer wants the result (the
+// request's context).
+func (r *Runner) Run(done <-chan struct{}, call Call) (Result, error) {
+	prog, err := r.programs.get(call.ID, call.Version, call.Source)
+	if err != nil {
+		return Result{}, &Error{Status: 400, Message: fmt.Sprintf("The %s '%s' does not compile: %v", call.Kind, call.ID, err)}
+	}
+	vm := goja.New()
+	vm.SetMaxCallStackSize(maxCallStack)
+	h := &host{vm: vm, call: call, r: r, start: r.clock.Elapsed()}
+	control, err := h.install()
+	if err != nil {
+		return Result{}, err
+	}
+	stop := r.watch(vm, done)
+	defer stop()
+
+	fn, err := vm.RunProgram(prog)
+	if err == nil {
+		_, err = control.run(goja.Undefined(), fn, vm.ToValue(string(call.Args)))
+	}
+	if err != nil {
+		return Result{}, h.failure(control, err)
+	}
+	res := Result{Log: h.log.String(), Operations: h.ops}
+	body, err := control.responseJSON(goja.Undefined())
+	if err != nil {
+		return Result{}, h.failure(control, err)
+	}
+	if s := body.String(); s != "" {
+		if len(s) > maxResponseBody {
+			return Result{}, &Error{Status: 413, Message: fmt.Sprintf("The %s's response body is %d bytes; the most it may be is %d.", call.Kind, len(s), maxResponseBody)}
+		}
+		res.Body = []byte(s)
+	}
+	reqBody, err := control.requestJSON(goja.Undefined())
+	if err != nil {
+		return Result{}, h.failure(control, err)
+	}
+	if s := reqBody.String(); s != "" {
+		res.RequestBody = []byte(s)
+	}
+	return res, nil
+}
+
+// watch interrupts vm when its time or memory budget runs out or done
+// closes, until the returned stop is called.
+func (r *Runner) watch(vm *goja.Runtime, done <-chan struct{}) (stop func()) {
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	deadline, cancel := r.clock.After(r.budgets.Time)
+	base := heapBytes()
+	go func() {
+		defer close(finished)
+		defer cancel()
+		for {
+			poll, cancelPoll := r.clock.After(memoryPoll)
+			select {
+			case <-quit:
+				cancelPoll()
+				return
+			case <-deadline:
+				cancelPoll()
+				vm.Interrupt(errTimeout)
+				return
+			case <-done:
+				cancelPoll()
+				vm.Interrupt(errCanceled)
+				return
+			case <-poll:
+				if heapBytes()-base > r.budgets.Memory {
+					vm.Interrupt(errMemory)
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-finished
+	}
+}
+
+// heapBytes is the Go heap's live and not yet swept objects.
+func heapBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// control is the prelude's control object.
+type control struct {
+	run, responseJSON, requestJSON, describe goja.Callable
+}
+
+// failure turns what stopped a run into the client's error.
+func (h *host) failure(c control, err error) error {
+	var ie *goja.InterruptedError
+	if errors.As(err, &ie) {
+		if f, ok := ie.Value().(*hostFailure); ok {
+			return f.err
+		}
+		switch ie.Value() {
+		case errTimeout:
+			return &Error{Status: 408, Message: fmt.Sprintf("The %s '%s' ran past its time budget of %v and was stopped; nothing it wrote was committed. Return earlier (operations return false when the budget is nearly spent) and continue in another call.", h.call.Kind, h.call.ID, h.r.budgets.Time)}
+		case errMemory:
+			return &Error{Status: 400, Message: fmt.Sprintf("The %s '%s' used more than its memory budget of %d MB and was stopped; nothing it wrote was committed.", h.call.Kind, h.call.ID, h.r.budgets.Memory>>20)}
+		case errCanceled:
+			return &Error{Status: 408, Message: fmt.Sprintf("The %s '%s' was stopped because the request was canceled.", h.call.Kind, h.call.ID)}
+		}
+	}
+	var so *goja.StackOverflowError
+	if errors.As(err, &so) {
+		// The service's engine (Chakra) names it so; goja's error cannot
+		// be caught by the script, and neither can Chakra's.
+		return &Error{Status: 400, Message: "Encountered exception while executing function. Exception = Error: Out of stack space"}
+	}
+	var ex *goja.Exception
+	if !errors.As(err, &ex) {
+		return &Error{Status: 400, Message: fmt.Sprintf("Encountered exception while executing function. Exception = %v", err)}
+	}
+	text, stack, number := ex.Error(), "", 0
+	if c.describe != nil {
+		if d, derr := c.describe(goja.Undefined(), ex.Value()); derr == nil {
+			if o, ok := d.Export().(map[string]any); ok {
+				text, _ = o["text"].(string)
+				stack, _ = o["stack"].(string)
+				number = toInt(o["number"])
+			}
+		}
+	}
+	msg := "Encountered exception while executing function. Exception = " + text
+	if stack = scriptFrames(stack); stack != "" {
+		msg += "\r\nStack trace: " + stack
+	}
+	return &Error{Status: 400, SubStatus: number, Message: msg}
+}
+
+// scriptFrames is a stack trace without the frames of the prelude and of
+// native code, which are Ebb's, not the script's.
+func scriptFrames(stack string) string {
+	lines := strings.Split(stack, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if strings.Contains(l, "prelude.js:") || strings.Contains(l, "(native)") || strings.TrimSpace(l) == "" {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if len(kept) <= 1 {
+		return "" // only the message line
+	}
+	return strings.Join(kept, "\n")
+}
+
+func toInt(v any) int {
+	switch n := v.(type) {
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	}
+	return 0
+}
+
+// hostFailure is an error the run must end with as it is (a storage
+// failure). It interrupts the script, which cannot catch it.
+type hostFailure struct{ err error }
+
+func (f *hostFailure) Error() string { return f.err.Error() }
+
+// host is the Go side of one run: the operations the prelude calls.
+type host struct {
+	vm    *goja.Runtime
+	call  Call
+	r     *Runner
+	start time.Duration
+	ops   int
+	log   strings.Builder
+}
+
+// install runs the prelude with the host's functions.
+func (h *host) install() (control, error) {
+	v, err := h.vm.RunProgram(prelude())
+	if err != nil {
+		return control{}, fmt.Errorf("script: prelude: %w", err)
+	}
+	setup, ok := goja.AssertFunction(v)
+	if !ok {
+		return control{}, errors.New("script: prelude is not a function")
+	}
+	o := h.vm.NewObject()
+	for name, fn := range map[string]any{
+		"accept":      h.accept,
+		"log":         h.writeLog,
+		"selfLink":    h.call.Collection.SelfLink,
+		"altLink":     h.call.Collection.AltLink,
+		"sizeInMB":    h.call.Collection.SizeInMB,
+		"maxSizeInMB": h.call.Collection.MaxSizeInMB,
+		"create": func(link, doc string, autoID bool) []any {
+			return h.result(h.call.Collection.Create(link, []byte(doc), !autoID))
+		},
+		"upsert": func(link, doc string, noAutoID bool, ifMatch string) []any {
+			return h.result(h.call.Collection.Upsert(link, []byte(doc), !noAutoID, ifMatch))
+		},
+		"replace": func(link, doc, ifMatch string) []any {
+			return h.result(h.call.Collection.Replace(link, []byte(doc), ifMatch))
+		},
+		"remove": func(link, ifMatch string) []any {
+			return h.result(nil, h.call.Collection.Delete(link, ifMatch))
+		},
+		"read": func(link, ifNoneMatch string) []any {
+			return h.result(h.call.Collection.Read(link, ifNoneMatch))
+		},
+		"query": func(link, query string, pageSize int, continuation string) []any {
+			var q []byte
+			if query != "" {
+				q = []byte(query)
+			}
+			rows, next, err := h.call.Collection.Query(link, q, pageSize, continuation)
+			if err != nil {
+				return h.result(nil, err)
+			}
+			return []any{200, string(rows), next}
+		},
+	} {
+		if err := o.Set(name, fn); err != nil {
+			return control{}, err
+		}
+	}
+	for name, v := range map[string]any{
+		"maxString":       maxString,
+		"maxResponseBody": maxResponseBody,
+		"requestBody":     string(h.call.RequestBody),
+		"operationType":   h.call.OperationType,
+	} {
+		if err := o.Set(name, v); err != nil {
+			return control{}, err
+		}
+	}
+	cv, err := setup(goja.Undefined(), o)
+	if err != nil {
+		return control{}, fmt.Errorf("script: prelude: %w", err)
+	}
+	co := cv.ToObject(h.vm)
+	var c control
+	for name, f := range map[string]*goja.Callable{"run": &c.run, "responseJSON": &c.responseJSON, "requestJSON": &c.requestJSON, "describe": &c.describe} {
+		if *f, ok = goja.AssertFunction(co.Get(name)); !ok {
+			return control{}, fmt.Errorf("script: prelude has no %s", name)
+		}
+	}
+	return c, nil
+}
+
+// accept counts an operation and reports whether it may run: the
+// service stops accepting a script's operations as it nears its bounds.
+func (h *host) accept() bool {
+	if h.ops >= h.r.budgets.Operations {
+		return false
+	}
+	if h.r.clock.Elapsed()-h.start > time.Duration(acceptFraction*float64(h.r.budgets.Time)) {
+		return false
+	}
+	h.ops++
+	return true
+}
+
+func (h *host) writeLog(s string) {
+	if h.log.Len()+len(s) > maxLog {
+		return
+	}
+	if h.log.Len() > 0 {
+		h.log.WriteString("\n")
+	}
+	h.log.WriteString(s)
+}
+
+// result is an operation's outcome as the prelude takes it: [status,
+// body]. An error that is not the script's fault stops the run.
+func (h *host) result(body []byte, err error) []any {
+	if err == nil {
+		return []any{200, string(body)}
+	}
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return []any{oe.Status, oe.Message}
+	}
+	h.vm.Interrupt(&hostFailure{err: err})
+	return []any{500, err.Error()}
+}
+
+// programCache keeps compiled programs by script id and version.
+type programCache struct {
+	mu    sync.Mutex
+	max   int
+	progs map[string]*goja.Program
+}
+
+func newProgramCache(max int) *programCache {
+	return &programCache{max: max, progs: make(map[string]*goja.Program)}
+}
+
+func (c *programCache) get(id, version, source string) (*goja.Program, error) {
+	key := id + "\x00" + version
+	c.mu.Lock()
+	p, ok := c.progs[key]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := compile(id, source)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.progs) >= c.max {
+		for k := range c.progs {
+			delete(c.progs, k) // any one: the cache only saves compiling
+			break
+		}
+	}
+	c.progs[key] = p
+	return p, nil
+}
