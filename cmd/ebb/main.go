@@ -25,6 +25,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/script"
 	"github.com/ebbdb/ebb/internal/server"
 )
 
@@ -134,6 +135,9 @@ func serveFlags(cfg *server.Config, logLevel *string) *flag.FlagSet {
 	fs.Float64Var(&cfg.PurgeFloor, "ttl-purge-floor", 0.05, "share of an offer's RU/s the TTL purger may always use, however busy the container")
 	fs.DurationVar(&cfg.ClockGrace, "ttl-clock-grace", 10*time.Minute, "how long a forward wall-clock jump is distrusted before Ebb's time (visibility, _ts, purge) follows it")
 	fs.DurationVar(&cfg.QueryPageBudget, "query-page-budget", engine.DefaultQueryPageBudget, "execution time of one query page: a page that runs out returns its rows so far with a continuation, or 408 when the query must see every item before returning any")
+	fs.DurationVar(&cfg.ScriptBudgets.Time, "script-time-budget", script.DefaultBudgets.Time, "longest a stored procedure may run: one that runs out is stopped, commits nothing and answers 408 (its operations stop being accepted at 80% of it)")
+	fs.Int64Var(&cfg.ScriptBudgets.Memory, "script-memory-budget", script.DefaultBudgets.Memory, "`bytes` the heap may grow by while a stored procedure runs before it is stopped")
+	fs.IntVar(&cfg.ScriptBudgets.Operations, "script-max-operations", script.DefaultBudgets.Operations, "document operations one stored procedure run may start; past it they are not accepted (return false)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this `address`, without a key, instead of on the API listener (where it needs the master key); keep it on loopback or a private network")
 	fs.DurationVar(&cfg.Timeouts.ReadHeader, "read-header-timeout", server.DefaultTimeouts.ReadHeader, "longest a connection may take over the TLS handshake and a request's headers")
 	fs.DurationVar(&cfg.Timeouts.Read, "read-timeout", server.DefaultTimeouts.Read, "longest a connection may take to send a whole request, body included (size it for the largest documents over the slowest link)")
@@ -202,6 +206,9 @@ func run(args []string) error {
 	}
 	if cfg.QueryPageBudget <= 0 {
 		return fmt.Errorf("--query-page-budget must be positive; got %v", cfg.QueryPageBudget)
+	}
+	if cfg.ScriptBudgets.Time <= 0 || cfg.ScriptBudgets.Memory <= 0 || cfg.ScriptBudgets.Operations <= 0 {
+		return fmt.Errorf("--script-time-budget, --script-memory-budget and --script-max-operations must be positive; got %v, %d and %d", cfg.ScriptBudgets.Time, cfg.ScriptBudgets.Memory, cfg.ScriptBudgets.Operations)
 	}
 	if cfg.PurgeFloor <= 0 || cfg.PurgeFloor > 1 {
 		return fmt.Errorf("--ttl-purge-floor must be in (0, 1]; got %v", cfg.PurgeFloor)

@@ -51,6 +51,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/metrics"
 	"github.com/ebbdb/ebb/internal/query"
+	"github.com/ebbdb/ebb/internal/script"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl/purger"
 )
@@ -100,6 +101,11 @@ type Engine struct {
 	trimmer *feed.Trimmer
 	// indexer builds indexes after policy changes (indexbuild.go).
 	indexer *indexBuilder
+	// scripts runs stored procedures (sprocs.go).
+	scripts *script.Runner
+	// afterSnapshotRun, when set, is called between a stored
+	// procedure's run on a snapshot and its commit: tests write there.
+	afterSnapshotRun func()
 }
 
 // Options configure an Engine.
@@ -144,6 +150,9 @@ type Options struct {
 	// CatalogPoll how often a shared node checks for catalog changes
 	// (default 250 ms).
 	LeaseTime, CatalogPoll time.Duration
+	// ScriptBudgets bound a stored procedure's run (zero fields: the
+	// defaults, script.DefaultBudgets), measured on RealClock.
+	ScriptBudgets script.Budgets
 	// QueryPageBudget bounds the execution time of one query page
 	// (zero: DefaultQueryPageBudget; negative: no bound): a page that
 	// runs out returns its rows so far with a continuation, or a 408 when
@@ -190,7 +199,8 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 		opts.QueryClock = opts.RealClock
 	}
 	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge,
-		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget, plans: query.NewCache(planCacheEntries, planCacheBytes)}
+		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget, plans: query.NewCache(planCacheEntries, planCacheBytes),
+		scripts: script.NewRunner(opts.ScriptBudgets, opts.RealClock)}
 	e.buckets.Floor, e.enforce = opts.PurgeFloor, opts.EnforceThroughput
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {

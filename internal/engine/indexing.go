@@ -31,7 +31,7 @@ func indexPut(w storage.Writer, c *container, pkEnc []byte, id string, old store
 // items s sees, at its instant.
 func (s *docSource) indexQuery() index.Query {
 	return index.Query{
-		Store:  s.e.store,
+		Store:  s.store,
 		Clock:  s.e.real,
 		Target: s.c.indexTarget(),
 		Scope:  s.prefix[len(keyspace.CollPrefix(keyspace.Doc, s.c.rid)):],

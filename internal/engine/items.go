@@ -385,8 +385,6 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 // updateItemsAt is updateItems at instant at. The purger's batches run
 // at the purge instant, which is never ahead of a request's.
 func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, fn func(t *itemTx) error) error {
-	now := at.Unix()
-	logged := c.logRetention() > 0
 	var t *itemTx
 	err := e.store.Update(ctx, func(tx storage.Writer) error {
 		w := index.WithPolicyMemo(tx)
@@ -395,7 +393,7 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, 
 			return err
 		}
 		// fn may run again after a conflict: start from nothing.
-		t = &itemTx{w: w, c: c, st: st, items: itemReader{r: w, c: c, now: now}, now: now, at: at, logged: logged}
+		t = newItemTx(w, c, st, at)
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -411,6 +409,13 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, 
 		e.noteWrite(c, h)
 	}
 	return nil
+}
+
+// newItemTx is a transaction over c's items in w, whose state was st
+// when it began, at instant at.
+func newItemTx(w storage.Writer, c *container, st collState, at time.Time) *itemTx {
+	now := at.Unix()
+	return &itemTx{w: w, c: c, st: st, items: itemReader{r: w, c: c, now: now}, now: now, at: at, logged: c.logRetention() > 0}
 }
 
 // write creates, upserts or replaces the item p at key with WriteItem's

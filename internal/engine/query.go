@@ -219,6 +219,9 @@ type docSource struct {
 	// environment (GetCurrentTimestamp() and the like).
 	at  time.Time
 	ctx context.Context
+	// store is what the source reads: the engine's store, or a stored
+	// procedure's transaction (pinnedStore).
+	store storage.Store
 }
 
 // items reads the source's container at its instant in snapshot r.
@@ -234,7 +237,7 @@ func (s *docSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
 		}
 		start = append(append([]byte(nil), after...), 0)
 	}
-	return s.e.store.View(s.ctx, func(r storage.Reader) error {
+	return s.store.View(s.ctx, func(r storage.Reader) error {
 		return s.items(r).scan(start, keys.PrefixEnd(s.prefix), false, func(key []byte, it storedItem) bool {
 			return yield(key, it.doc)
 		})
@@ -259,7 +262,7 @@ func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requ
 	} else if requirePK && !req.CrossPartition && req.RangeID == "" {
 		return nil, dberr.BadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 	}
-	return &docSource{e: e, c: c, prefix: prefix, at: e.now(), ctx: ctx}, nil
+	return &docSource{e: e, c: c, prefix: prefix, at: e.now(), ctx: ctx, store: e.store}, nil
 }
 
 // QueryItems runs one page of a query over a container's items.
@@ -268,11 +271,7 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 	if err != nil {
 		return QueryResult{}, err
 	}
-	text, params, err := parseQueryBody(req.Body)
-	if err != nil {
-		return QueryResult{}, err
-	}
-	plan, err := e.compile(text, params, c.computed)
+	plan, err := e.compileQueryBody(req.Body, c)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -284,6 +283,16 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 		return QueryResult{}, err
 	}
 	return e.pageItems(ctx, plan, src, req)
+}
+
+// compileQueryBody parses a query request body and compiles its query
+// over c's items.
+func (e *Engine) compileQueryBody(body []byte, c *container) (*query.Plan, error) {
+	text, params, err := parseQueryBody(body)
+	if err != nil {
+		return nil, err
+	}
+	return e.compile(text, params, c.computed)
 }
 
 // errNotServableByGateway is the service's answer (400, substatus 1004)

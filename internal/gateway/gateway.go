@@ -10,8 +10,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -24,6 +22,7 @@ import (
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
+	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/metrics"
 )
 
@@ -364,33 +363,7 @@ func writes(r *http.Request) bool {
 // Ebb's, saying what to change.
 var errReadOnlyKey = &auth.Error{Message: "The input authorization token can't serve the request. Please check that the expected payload is built as per the protocol, and check the key being used. A read-only key may read, query and read feeds; sign writes (and Ebb's /_ebb administration) with a read-write key."}
 
-func newActivityID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-// errorStatus is the one table from engine error kinds to HTTP.
-var errorStatus = map[engine.Kind]struct {
-	status int
-	code   string
-}{
-	engine.KindBadRequest:         {http.StatusBadRequest, "BadRequest"},
-	engine.KindNotFound:           {http.StatusNotFound, "NotFound"},
-	engine.KindConflict:           {http.StatusConflict, "Conflict"},
-	engine.KindPreconditionFailed: {http.StatusPreconditionFailed, "PreconditionFailed"},
-	engine.KindTooLarge:           {http.StatusRequestEntityTooLarge, "RequestEntityTooLarge"},
-	engine.KindTooManyRequests:    {http.StatusTooManyRequests, "TooManyRequests"},
-	engine.KindUnavailable:        {http.StatusServiceUnavailable, "ServiceUnavailable"},
-	engine.KindNotImplemented:     {http.StatusNotImplemented, "NotImplemented"},
-	engine.KindGone:               {http.StatusGone, "Gone"},
-	engine.KindNotModified:        {http.StatusNotModified, "NotModified"},
-	engine.KindRequestTimeout:     {http.StatusRequestTimeout, "RequestTimeout"},
-	engine.KindForbidden:          {http.StatusForbidden, "Forbidden"},
-}
+func newActivityID() string { return resource.NewUUID() }
 
 // classify maps any error to status, code, message and substatus.
 func classify(err error) (status int, code, msg string, sub int, retryAfter time.Duration) {
@@ -400,11 +373,11 @@ func classify(err error) (status int, code, msg string, sub int, retryAfter time
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &ee):
-		m, ok := errorStatus[ee.Kind]
-		if !ok {
-			return http.StatusInternalServerError, "InternalServerError", "An internal error occurred.", 0, 0
+		status, code := ee.Kind.Status()
+		if status == http.StatusInternalServerError {
+			return status, code, "An internal error occurred.", 0, 0
 		}
-		return m.status, m.code, ee.Message, ee.SubStatus, ee.RetryAfter
+		return status, code, ee.Message, ee.SubStatus, ee.RetryAfter
 	case errors.As(err, &ae):
 		return http.StatusUnauthorized, "Unauthorized", ae.Message, 0, 0
 	case errors.As(err, &mbe):

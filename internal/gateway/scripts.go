@@ -2,13 +2,16 @@ package gateway
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/ebbdb/ebb/internal/engine"
 )
 
 // Stored procedures, triggers and user-defined functions: stored,
 // listed, queried, replaced and deleted as the service does
-// (engine/scripts.go); running them is not built yet.
+// (engine/scripts.go). Stored procedures run (engine/sprocs.go);
+// triggers and user-defined functions do not yet.
 
 // scriptRoutes are the routes of one kind of script under a container.
 func (g *Gateway) scriptRoutes(family string, kind engine.ScriptKind) []route {
@@ -87,11 +90,22 @@ func (g *Gateway) deleteScript(kind engine.ScriptKind) handler {
 	}
 }
 
-// executeStoredProcedure answers POST .../sprocs/{id}: Ebb keeps stored
-// procedures but does not run them yet.
+// executeStoredProcedure answers POST .../sprocs/{id}: it runs the
+// procedure in the logical partition the partition key header names.
+// With x-ms-documentdb-script-enable-logging, what the procedure wrote
+// with console.log comes back URL-encoded in
+// x-ms-documentdb-script-log-results, as the service sends it.
 func (g *Gateway) executeStoredProcedure(w http.ResponseWriter, r *http.Request) error {
-	if _, err := g.eng.ReadScript(r.Context(), r.PathValue("db"), r.PathValue("coll"), engine.StoredProcedure, r.PathValue("id")); err != nil {
+	body, err := readBody(w, r, bodyLimit)
+	if err != nil {
 		return err
 	}
-	return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb stores stored procedures but does not run them yet."}
+	res, err := g.eng.ExecuteStoredProcedure(r.Context(), engine.ProcedureCall{Ref: itemRef(r), Args: body})
+	if err != nil {
+		return err
+	}
+	if strings.EqualFold(header(r.Header, "X-Ms-Documentdb-Script-Enable-Logging"), "true") && res.Log != "" {
+		w.Header()["X-Ms-Documentdb-Script-Log-Results"] = []string{url.PathEscape(res.Log)}
+	}
+	return writeResource(w, http.StatusOK, engine.Resource{Body: res.Body, Charge: res.Charge, Session: res.Session})
 }

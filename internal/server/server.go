@@ -23,6 +23,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/gateway"
 	"github.com/ebbdb/ebb/internal/metrics"
+	"github.com/ebbdb/ebb/internal/script"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
 	"github.com/ebbdb/ebb/internal/storage/postgres"
@@ -83,6 +84,9 @@ type Config struct {
 	// time to pass). The system clock measures them even with
 	// ClockControl.
 	QueryClock clock.Clock
+	// ScriptBudgets bound one run of a stored procedure (zero fields:
+	// script.DefaultBudgets), in real time.
+	ScriptBudgets script.Budgets
 	// AccessLog logs every request at info.
 	AccessLog bool
 	// MetricsListen serves /metrics on another address, without a key,
@@ -284,7 +288,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		DisablePurger: cfg.DisablePurger, EnforceThroughput: cfg.EnforceThroughput,
 		PurgeFloor: cfg.PurgeFloor, ClockGrace: cfg.ClockGrace, ClockControl: cfg.ClockControl, OnPurge: cfg.OnPurge,
 		Shared: shared, NodeID: cfg.NodeID, LeaseTime: cfg.LeaseTime,
-		QueryPageBudget: cfg.QueryPageBudget, QueryClock: cfg.QueryClock,
+		QueryPageBudget: cfg.QueryPageBudget, QueryClock: cfg.QueryClock, ScriptBudgets: cfg.ScriptBudgets,
 	})
 	if err != nil {
 		s.store.Close()

@@ -8,6 +8,7 @@ package dberr
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/storage"
@@ -35,6 +36,46 @@ const (
 	// limit of stored procedures, say).
 	KindForbidden
 )
+
+// statuses is the one table from kinds to HTTP statuses and Cosmos
+// error codes.
+var statuses = map[Kind]struct {
+	status int
+	code   string
+}{
+	KindBadRequest:         {http.StatusBadRequest, "BadRequest"},
+	KindNotFound:           {http.StatusNotFound, "NotFound"},
+	KindConflict:           {http.StatusConflict, "Conflict"},
+	KindPreconditionFailed: {http.StatusPreconditionFailed, "PreconditionFailed"},
+	KindTooLarge:           {http.StatusRequestEntityTooLarge, "RequestEntityTooLarge"},
+	KindTooManyRequests:    {http.StatusTooManyRequests, "TooManyRequests"},
+	KindUnavailable:        {http.StatusServiceUnavailable, "ServiceUnavailable"},
+	KindNotImplemented:     {http.StatusNotImplemented, "NotImplemented"},
+	KindGone:               {http.StatusGone, "Gone"},
+	KindNotModified:        {http.StatusNotModified, "NotModified"},
+	KindRequestTimeout:     {http.StatusRequestTimeout, "RequestTimeout"},
+	KindForbidden:          {http.StatusForbidden, "Forbidden"},
+}
+
+// Status is the kind's HTTP status and Cosmos error code; 500 for an
+// unknown kind.
+func (k Kind) Status() (int, string) {
+	if s, ok := statuses[k]; ok {
+		return s.status, s.code
+	}
+	return http.StatusInternalServerError, "InternalServerError"
+}
+
+// KindOf is the kind of an HTTP status (a script's thrown error number),
+// and whether there is one.
+func KindOf(status int) (Kind, bool) {
+	for k, s := range statuses {
+		if s.status == status {
+			return k, true
+		}
+	}
+	return 0, false
+}
 
 // Error is an error the client caused or must react to. Anything that is
 // not an *Error is an internal error (500).

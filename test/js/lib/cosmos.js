@@ -153,8 +153,8 @@ export function idsOf(docs) {
  * Starts a server for a test file, with a client and (given a prefix) a
  * fresh database: `({ server, client, database } = await openEbb("db-x"))`.
  */
-export async function openEbb(dbPrefix) {
-  const server = await startEbb();
+export async function openEbb(dbPrefix, { extraArgs = [] } = {}) {
+  const server = await startEbb({ extraArgs });
   const client = newClient(server.endpoint);
   let database;
   if (dbPrefix) {

@@ -248,7 +248,7 @@ describe("conflicts", () => {
 });
 
 describe("server-side scripts", () => {
-  test("stored procedures, triggers and functions are kept; running one is 501", async () => {
+  test("stored procedures, triggers and functions are kept, and the replaced procedure runs", async () => {
     const { database } = await client.databases.create({ id: uniqueId("db-scripts") });
     const { container } = await database.containers.create({ id: "c", partitionKey: { paths: ["/pk"] } });
     const scripts = container.scripts;
@@ -263,9 +263,10 @@ describe("server-side scripts", () => {
     assert.deepEqual(procs.map((p) => p.id), ["hello"]);
     const { resource: read } = await scripts.storedProcedure("hello").read();
     assert.equal(read.body, sp.body);
+    assert.equal((await scripts.storedProcedure("hello").execute("p", ["x"])).resource, "hello x");
     const { resource: replaced } = await scripts.storedProcedure("hello").replace({ id: "hello", body: "function () {}" });
     assert.notEqual(replaced._etag, sp._etag);
-    await expectCosmosError(scripts.storedProcedure("hello").execute("p", ["x"]), 501);
+    assert.equal((await scripts.storedProcedure("hello").execute("p", ["x"])).resource, "");
     await expectCosmosError(scripts.storedProcedures.create({ id: "bad", body: "function ( {" }), 400);
 
     const { resource: trigger } = await scripts.triggers.create({
