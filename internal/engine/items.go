@@ -36,6 +36,8 @@ type ItemRef struct {
 	// when the request had none.
 	PK    string
 	HasPK bool
+	// Triggers are the triggers an item write names (triggers.go).
+	Triggers Triggers
 }
 
 // WriteKind is the kind of a document write.
@@ -335,6 +337,9 @@ func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, bod
 	if err != nil {
 		return Resource{}, err
 	}
+	if ref.Triggers.named() {
+		return e.writeWithTriggers(ctx, c, ref, kind, p, ifMatch)
+	}
 	key := keyspace.DocKey(c.rid, p.pkEnc, p.id)
 	var w written
 	err = e.updateItems(ctx, c, func(t *itemTx) error {
@@ -618,6 +623,9 @@ func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (R
 	c, pkEnc, key, err := e.resolvePoint(ref)
 	if err != nil {
 		return Resource{}, err
+	}
+	if ref.Triggers.named() {
+		return e.deleteWithTriggers(ctx, c, ref, ifMatch)
 	}
 	var res Resource
 	err = e.updateItems(ctx, c, func(t *itemTx) error {

@@ -95,12 +95,20 @@ func (e *Engine) ExecuteStoredProcedure(ctx context.Context, call ProcedureCall)
 		Source:  document.Unquote(document.Lookup(ms, "body")),
 		Version: document.Unquote(document.Lookup(ms, "_etag")),
 	}
-	for run := 1; ; run++ {
-		res, err := e.runProcedure(ctx, c, pk, sc, run > maxOptimisticRuns)
-		if !errors.Is(err, errStale) {
-			return res, err
-		}
+	var out script.Result
+	t, coll, err := e.scriptTx(ctx, c, pk, func(t *itemTx, coll *scriptCollection) error {
+		sc.Collection = coll
+		var err error
+		out, err = e.scripts.Run(ctx.Done(), sc)
+		return scriptError(err)
+	})
+	if err != nil {
+		return ProcedureResult{}, err
 	}
+	if out.Body == nil {
+		out.Body = []byte(`""`) // what the service answers when none was set
+	}
+	return ProcedureResult{Body: out.Body, Log: out.Log, Charge: max(coll.charge, 1), Session: sessionToken(t.st.lsn)}, nil
 }
 
 // procedureArgs checks a procedure's request body: a JSON array, or
@@ -116,14 +124,26 @@ func procedureArgs(body []byte) ([]byte, error) {
 	return body, nil
 }
 
-// runProcedure runs sc once in partition pk of c: on a snapshot, or
-// inside the write transaction when locked.
-func (e *Engine) runProcedure(ctx context.Context, c *container, pk document.PartitionKey, sc script.Call, locked bool) (ProcedureResult, error) {
+// scriptTx runs fn in one transaction over the logical partition pk of
+// c, with the collection a script run in it acts on, and commits what
+// it wrote, as the comment at the top of this file describes. fn may run
+// more than once.
+func (e *Engine) scriptTx(ctx context.Context, c *container, pk document.PartitionKey, fn func(t *itemTx, coll *scriptCollection) error) (*itemTx, *scriptCollection, error) {
+	for run := 1; ; run++ {
+		t, coll, err := e.scriptTxOnce(ctx, c, pk, fn, run > maxOptimisticRuns)
+		if !errors.Is(err, errStale) {
+			return t, coll, err
+		}
+	}
+}
+
+// scriptTxOnce is one run of scriptTx: on a snapshot, or inside the
+// write transaction when locked.
+func (e *Engine) scriptTxOnce(ctx context.Context, c *container, pk document.PartitionKey, fn func(t *itemTx, coll *scriptCollection) error, locked bool) (*itemTx, *scriptCollection, error) {
 	at := e.now()
 	pkEnc := pk.Encode(nil)
 	var t *itemTx
 	var coll *scriptCollection
-	var out script.Result
 	run := func(w storage.Writer) error {
 		w = index.WithPolicyMemo(w)
 		st, err := readCollState(w, c.rid)
@@ -132,9 +152,8 @@ func (e *Engine) runProcedure(ctx context.Context, c *container, pk document.Par
 		}
 		t = newItemTx(w, c, st, at)
 		coll = &scriptCollection{e: e, t: t, ctx: ctx, pk: pk, pkEnc: pkEnc}
-		sc.Collection = coll
-		if out, err = e.scripts.Run(ctx.Done(), sc); err != nil {
-			return scriptError(err)
+		if err := fn(t, coll); err != nil {
+			return err
 		}
 		if t.st.equal(st) {
 			return nil
@@ -148,15 +167,12 @@ func (e *Engine) runProcedure(ctx context.Context, c *container, pk document.Par
 		err = e.runOnSnapshot(ctx, c, pkEnc, run)
 	}
 	if err != nil {
-		return ProcedureResult{}, err
+		return nil, nil, err
 	}
 	for _, h := range t.wrote {
 		e.noteWrite(c, h)
 	}
-	if out.Body == nil {
-		out.Body = []byte(`""`) // what the service answers when none was set
-	}
-	return ProcedureResult{Body: out.Body, Log: out.Log, Charge: max(coll.charge, 1), Session: sessionToken(t.st.lsn)}, nil
+	return t, coll, nil
 }
 
 // runOnSnapshot runs fn on a snapshot with its writes buffered, then
@@ -210,6 +226,9 @@ func snapshotGuards(c *container, pkEnc []byte) [][]byte {
 
 // scriptError is a failed run as the client gets it.
 func scriptError(err error) error {
+	if err == nil {
+		return nil
+	}
 	var se *script.Error
 	if !errors.As(err, &se) {
 		return err

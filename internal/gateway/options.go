@@ -19,9 +19,11 @@ func checkRequestOptions(r *http.Request) error {
 			return err
 		}
 	}
-	for _, name := range [...]string{"X-Ms-Documentdb-Pre-Trigger-Include", "X-Ms-Documentdb-Post-Trigger-Include"} {
+	for _, name := range [...]string{hPreTrigger, hPostTrigger} {
 		if header(h, name) != "" {
-			return &engine.Error{Kind: engine.KindNotImplemented, Message: "Triggers are not supported by Ebb yet; the request names one in " + strings.ToLower(name) + "."}
+			if err := checkTriggerRoute(r, strings.ToLower(name)); err != nil {
+				return err
+			}
 		}
 	}
 	switch d := header(h, "X-Ms-Indexing-Directive"); strings.ToLower(d) {
@@ -32,6 +34,23 @@ func checkRequestOptions(r *http.Request) error {
 		return &engine.Error{Kind: engine.KindBadRequest, Message: "The x-ms-indexing-directive header must be Default, Include or Exclude; got '" + d + "'."}
 	}
 	return nil
+}
+
+// checkTriggerRoute refuses a trigger header on a request that does not
+// run triggers: the service runs them on item creates, upserts,
+// replaces and deletes only.
+func checkTriggerRoute(r *http.Request, name string) error {
+	switch r.Pattern {
+	case "PUT /dbs/{db}/colls/{coll}/docs/{id}", "DELETE /dbs/{db}/colls/{coll}/docs/{id}":
+		return nil
+	case "POST /dbs/{db}/colls/{coll}/docs":
+		if !isQuery(r) && header(r.Header, "X-Ms-Cosmos-Is-Query-Plan-Request") == "" && header(r.Header, "X-Ms-Cosmos-Is-Batch-Request") == "" {
+			return nil
+		}
+	case "PATCH /dbs/{db}/colls/{coll}/docs/{id}":
+		return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb runs triggers on item creates, upserts, replaces and deletes, not yet on patch; the request names one in " + name + "."}
+	}
+	return &engine.Error{Kind: engine.KindBadRequest, Message: "Triggers run on item creates, upserts, replaces and deletes only; this request names one in " + name + "."}
 }
 
 // accountConsistency is the default consistency level the account

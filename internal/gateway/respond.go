@@ -176,8 +176,16 @@ func itemRef(r *http.Request) engine.ItemRef {
 	if v, ok := r.Header["X-Ms-Documentdb-Partitionkey"]; ok && len(v) > 0 {
 		ref.PK, ref.HasPK = v[0], true
 	}
+	// checkRequestOptions lets these through only to the item writes.
+	ref.Triggers = engine.Triggers{Pre: header(r.Header, hPreTrigger), Post: header(r.Header, hPostTrigger)}
 	return ref
 }
+
+// The headers that name an item write's triggers.
+const (
+	hPreTrigger  = "X-Ms-Documentdb-Pre-Trigger-Include"
+	hPostTrigger = "X-Ms-Documentdb-Post-Trigger-Include"
+)
 
 // minimal reports whether the client asked for no content in the reply.
 func minimal(r *http.Request) bool {

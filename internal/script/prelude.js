@@ -306,11 +306,12 @@
   collection.chain = function () { return new Chain([]); };
   collection.value = function (options, callback) { return new Chain([]).value(options, callback); };
 
-  var responseBody;
+  var responseBody = host.responseBody === "" ? undefined : JSON.parse(host.responseBody);
+  var responseSet = false;
   var response = {
     getBody: function () { return responseBody; },
-    setBody: function (b) { responseBody = b; },
-    appendBody: function (s) { responseBody = (responseBody === undefined ? "" : String(responseBody)) + String(s); },
+    setBody: function (b) { responseBody = b; responseSet = true; },
+    appendBody: function (s) { responseBody = (responseBody === undefined ? "" : String(responseBody)) + String(s); responseSet = true; },
     getMaxResponseBodySize: function () { return host.maxResponseBody; }
   };
 
@@ -342,7 +343,7 @@
       drain();
     },
     responseJSON: function () {
-      return responseBody === undefined ? "" : JSON.stringify(responseBody);
+      return !responseSet || responseBody === undefined ? "" : JSON.stringify(responseBody);
     },
     requestJSON: function () {
       return requestBody === undefined ? "" : JSON.stringify(requestBody);

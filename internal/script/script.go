@@ -134,12 +134,16 @@ type Call struct {
 	// getRequest().getOperationType().
 	RequestBody   []byte
 	OperationType string
-	Collection    Collection
+	// ResponseBody is what getResponse().getBody() returns at first (a
+	// post-trigger's stored document), as JSON; nil for none.
+	ResponseBody []byte
+	Collection   Collection
 }
 
 // Result is what a run produced.
 type Result struct {
-	// Body is the response body as JSON (nil when the script set none).
+	// Body is the response body as JSON (nil when there is none, or it
+	// is the one the call began with, unchanged).
 	Body []byte
 	// RequestBody is the request body as the script left it.
 	RequestBody []byte
@@ -440,6 +444,7 @@ func (h *host) install() (control, error) {
 		"maxString":       maxString,
 		"maxResponseBody": maxResponseBody,
 		"requestBody":     string(h.call.RequestBody),
+		"responseBody":    string(h.call.ResponseBody),
 		"operationType":   h.call.OperationType,
 	} {
 		if err := o.Set(name, v); err != nil {

@@ -73,8 +73,9 @@ func TestRequestOptionsNotIgnored(t *testing.T) {
 		{map[string]string{"x-ms-consistency-level": "Strong"}, 400, "ConsistencyLevel Strong specified in the request is invalid when service is configured with consistency level Session."},
 		{map[string]string{"x-ms-consistency-level": "Eventual"}, 201, ""},
 		{map[string]string{"x-ms-consistency-level": "Sometimes"}, 400, "x-ms-consistency-level"},
-		{map[string]string{"x-ms-documentdb-pre-trigger-include": "t1"}, 501, "x-ms-documentdb-pre-trigger-include"},
-		{map[string]string{"x-ms-documentdb-post-trigger-include": "t1"}, 501, "x-ms-documentdb-post-trigger-include"},
+		{map[string]string{"x-ms-documentdb-pre-trigger-include": "t1"}, 404, "The trigger 't1' does not exist."},
+		{map[string]string{"x-ms-documentdb-post-trigger-include": "t1"}, 404, "The trigger 't1' does not exist."},
+		{map[string]string{"x-ms-documentdb-pre-trigger-include": "t1", "x-ms-documentdb-isquery": "true"}, 400, "Triggers run on item creates, upserts, replaces and deletes only"},
 		{map[string]string{"x-ms-indexing-directive": "Exclude"}, 501, "x-ms-indexing-directive"},
 		{map[string]string{"x-ms-indexing-directive": "Maybe"}, 400, "x-ms-indexing-directive"},
 	} {

@@ -1,6 +1,7 @@
-// Stored procedures through @azure/cosmos (container.scripts): one
-// transaction per logical partition, the server-side API, TTL inside
-// scripts, and the time budget.
+// Server-side JavaScript through @azure/cosmos (container.scripts):
+// stored procedures (one transaction per logical partition, the
+// server-side API, TTL inside scripts, the time budget) and pre- and
+// post-triggers on item writes.
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -13,7 +14,7 @@ let database;
 
 // A short time budget, so the test of a procedure that never returns
 // does not wait the default 5 seconds.
-before(async () => ({ server, client, database } = await openEbb("db-sprocs", { extraArgs: ["--script-time-budget", "1s"] })));
+before(async () => ({ server, client, database } = await openEbb("db-scripts", { extraArgs: ["--script-time-budget", "1s"] })));
 after(() => closeEbb({ server, client }));
 
 async function newContainer(extra = {}) {
@@ -194,5 +195,62 @@ describe("stored procedures", () => {
     const container = await newContainer();
     await procedure(container, "noop", function noop() {});
     await expectCosmosError(container.scripts.storedProcedure("missing").execute("p"), 404);
+  });
+});
+
+async function trigger(container, id, triggerType, triggerOperation, fn) {
+  await container.scripts.triggers.create({ id, triggerType, triggerOperation, body: fn.toString() });
+}
+
+describe("triggers", () => {
+  test("a pre-trigger stamps the document, and one that throws rejects the write", async () => {
+    const container = await newContainer();
+    await trigger(container, "stamp", "Pre", "All", function stamp() {
+      const req = getContext().getRequest();
+      const doc = req.getBody();
+      doc.createdBy = "trigger";
+      doc.op = req.getOperationType();
+      req.setBody(doc);
+    });
+    await trigger(container, "requireName", "Pre", "Create", function requireName() {
+      if (!getContext().getRequest().getBody().name) throw new Error("name is required");
+    });
+    const { resource } = await container.items.create({ id: "a", pk: "p" }, { preTriggerInclude: ["stamp"] });
+    assert.equal(resource.createdBy, "trigger");
+    assert.equal(resource.op, "Create");
+    const { resource: upserted } = await container.items.upsert({ id: "a", pk: "p" }, { preTriggerInclude: ["stamp"] });
+    assert.equal(upserted.op, "Upsert");
+
+    await expectCosmosError(container.items.create({ id: "b", pk: "p" }, { preTriggerInclude: ["requireName"] }), 400, {
+      messageIncludes: "name is required",
+    });
+    assert.equal((await container.item("b", "p").read()).statusCode, 404);
+    await expectCosmosError(container.items.upsert({ id: "b", pk: "p" }, { preTriggerInclude: ["requireName"] }), 400, {
+      messageIncludes: "Trigger 'requireName' was defined with operation type 'Create', and therefore is invalid for 'Upsert'.",
+    });
+  });
+
+  test("a post-trigger writes an audit item in the same transaction, and one that throws rolls the write back", async () => {
+    const container = await newContainer();
+    await trigger(container, "audit", "Post", "All", function audit() {
+      const c = getContext().getCollection();
+      const doc = getContext().getResponse().getBody();
+      const op = getContext().getRequest().getOperationType();
+      c.createDocument(c.getSelfLink(), { id: `audit-${op}-${doc ? doc.id : "deleted"}`, pk: "p", of: doc ? doc._etag : null });
+    });
+    await trigger(container, "veto", "Post", "All", function veto() {
+      throw new Error("vetoed");
+    });
+    const { resource, etag } = await container.items.create({ id: "a", pk: "p" }, { postTriggerInclude: ["audit"] });
+    const { resource: auditRecord } = await container.item("audit-Create-a", "p").read();
+    assert.equal(auditRecord.of, resource._etag);
+    assert.equal(auditRecord.of, etag);
+
+    await expectCosmosError(container.items.create({ id: "b", pk: "p" }, { postTriggerInclude: ["veto"] }), 400, { messageIncludes: "vetoed" });
+    assert.equal((await container.item("b", "p").read()).statusCode, 404);
+    await expectCosmosError(container.item("a", "p").replace({ id: "a", pk: "p", v: 2 }, { postTriggerInclude: ["veto"] }), 400);
+    assert.equal((await container.item("a", "p").read()).resource.v, undefined);
+    await container.item("a", "p").delete({ postTriggerInclude: ["audit"] });
+    await container.item("audit-Delete-deleted", "p").read();
   });
 });
