@@ -222,6 +222,8 @@ type docSource struct {
 	// store is what the source reads: the engine's store, or a stored
 	// procedure's transaction (pinnedStore).
 	store storage.Store
+	// udfs are the user-defined functions the query calls (udfs.go).
+	udfs query.UDFs
 }
 
 // items reads the source's container at its instant in snapshot r.
@@ -282,7 +284,7 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 	if err != nil {
 		return QueryResult{}, err
 	}
-	return e.pageItems(ctx, plan, src, req)
+	return e.pageItemsWithUDFs(ctx, plan, src, req)
 }
 
 // compileQueryBody parses a query request body and compiles its query
@@ -440,7 +442,7 @@ func (e *Engine) runPage(ctx context.Context, plan *query.Plan, src query.Source
 	page, err := plan.Page(ctx, src, query.PageRequest{
 		MaxItemCount: maxItems,
 		Continuation: tok,
-		Env:          e.env(ds.at),
+		Env:          e.queryEnv(ds),
 		Budget:       e.pageBudget,
 	})
 	if err != nil {

@@ -436,7 +436,7 @@ func (s *scriptCollection) Query(link string, q []byte, pageSize int, continuati
 	} else {
 		var plan *query.Plan
 		if plan, err = s.e.compileQueryBody(q, c); err == nil {
-			res, err = s.e.pageItems(s.ctx, plan, src, req)
+			res, err = s.e.pageItemsWithUDFs(s.ctx, plan, src, req)
 		}
 	}
 	if err != nil {

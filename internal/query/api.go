@@ -19,6 +19,17 @@ type Env struct {
 	// uses it to fill the durations in Stats and to measure the page
 	// against PageRequest.Budget. Nil leaves the durations zero.
 	Elapsed func() time.Duration
+	// UDFs calls the user-defined functions the query names; nil when it
+	// names none.
+	UDFs UDFs
+}
+
+// UDFs runs a container's user-defined functions. Call returns the
+// function's result, or an error that fails the query (the function
+// threw, or ran out of its budget). One UDFs serves one page, on one
+// goroutine.
+type UDFs interface {
+	Call(name string, args []Value) (Value, error)
 }
 
 // Source is what the engine hands the executor: the documents a query may

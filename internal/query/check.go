@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,10 @@ type checker struct {
 	maxSlots int
 	// joins counts the JOIN clauses seen, for MaxJoins.
 	joins int
+	// udfs are the user-defined functions called, each once, in order,
+	// and where each is first called.
+	udfs   []string
+	udfsAt []int
 }
 
 // scope is one statement's aliases. Lookups walk outwards, which is how a
@@ -337,7 +342,10 @@ func (c *checker) checkExpr(e Expr, m exprMode) {
 
 func (c *checker) checkCall(x *CallExpr, m exprMode) {
 	if x.Udf {
-		c.error(x.At, "user-defined function 'udf."+x.Name+"' is not supported")
+		if !slices.Contains(c.udfs, x.Name) {
+			c.udfs = append(c.udfs, x.Name)
+			c.udfsAt = append(c.udfsAt, x.At)
+		}
 		c.checkExprs(x.Args, m)
 		return
 	}

@@ -177,6 +177,8 @@ func compileComputedProp(d ComputedDef, names map[string]int) (computedProp, err
 				refuse(y.At, "a parameter ("+y.Name+")")
 			case *CallExpr:
 				switch {
+				case y.Udf:
+					refuse(y.At, "a user-defined function (udf."+y.Name+")")
 				case y.fn == nil:
 				case y.fn.agg != aggNone:
 					refuse(y.At, "the aggregate function "+y.fn.name)

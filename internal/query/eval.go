@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"regexp"
@@ -53,7 +54,8 @@ type evalCtx struct {
 // runEnv is the per-query view of Env: the instant every date function
 // sees, computed once.
 type runEnv struct {
-	now time.Time
+	now  time.Time
+	udfs UDFs
 }
 
 func newEvalCtx(nslots int, params []Value, env Env) *evalCtx {
@@ -61,7 +63,7 @@ func newEvalCtx(nslots int, params []Value, env Env) *evalCtx {
 	return &evalCtx{
 		vars:   make([]Value, nslots),
 		params: params,
-		env:    &runEnv{now: now},
+		env:    &runEnv{now: now, udfs: env.UDFs},
 		stack:  make([]Value, 0, 16),
 	}
 }
@@ -338,6 +340,9 @@ func (c *evalCtx) evalCall(x *CallExpr) Value {
 		}
 		return undefinedValue
 	}
+	if x.Udf {
+		return c.evalUDF(x)
+	}
 	fn := x.fn
 	if fn == nil {
 		return undefinedValue
@@ -349,6 +354,33 @@ func (c *evalCtx) evalCall(x *CallExpr) Value {
 	v := fn.call(c, x, c.stack[base:])
 	clear(c.stack[base:])
 	c.stack = c.stack[:base]
+	return v
+}
+
+// evalUDF calls a user-defined function. Its error halts evaluation,
+// and the page fails with it.
+func (c *evalCtx) evalUDF(x *CallExpr) Value {
+	if c.m.halted() {
+		return undefinedValue
+	}
+	base := len(c.stack)
+	for _, a := range x.Args {
+		c.stack = append(c.stack, c.eval(a))
+	}
+	var v Value
+	var err error
+	if c.env.udfs == nil {
+		// Parse refuses udf calls where no UDFs are given: a bug.
+		err = errors.New("query: udf." + x.Name + " called without UDFs")
+	} else {
+		v, err = c.env.udfs.Call(x.Name, c.stack[base:])
+	}
+	clear(c.stack[base:])
+	c.stack = c.stack[:base]
+	if err != nil {
+		c.m.halt = err
+		return undefinedValue
+	}
 	return v
 }
 

@@ -21,6 +21,11 @@ func ParseFilter(text string) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(q.udfs) > 0 {
+		var errs errorList
+		errs.add(SemanticError, text, q.udfsAt[0], "a patch condition cannot call a user-defined function (udf."+q.udfs[0]+")")
+		return nil, errs.err()
+	}
 	return &Filter{q: q}, nil
 }
 

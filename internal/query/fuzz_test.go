@@ -44,7 +44,7 @@ func FuzzParse(f *testing.F) {
 		}
 		var tok []byte
 		for i := 0; i < 10; i++ {
-			pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: 1, Continuation: tok})
+			pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: 1, Continuation: tok, Env: Env{UDFs: echoUDFs{}}})
 			if err != nil {
 				t.Fatalf("Page(%q): %v", text, err)
 			}
@@ -102,4 +102,14 @@ func FuzzParseJSON(f *testing.F) {
 		}
 		_ = Compare(v, v2)
 	})
+}
+
+// echoUDFs is a UDFs whose every function returns its first argument.
+type echoUDFs struct{}
+
+func (echoUDFs) Call(_ string, args []Value) (Value, error) {
+	if len(args) == 0 {
+		return UndefinedValue(), nil
+	}
+	return args[0], nil
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"encoding/binary"
 	"hash/fnv"
 	"strconv"
@@ -23,6 +24,10 @@ type Query struct {
 	// property (markDocRefs).
 	docNames   []string
 	docDynamic bool
+	// udfs are the user-defined functions the query calls, and where
+	// each is first called.
+	udfs   []string
+	udfsAt []int
 }
 
 // Parse parses and checks a query. Any problem is returned as a *Error with
@@ -44,7 +49,7 @@ func check(text string, stmt *SelectStmt) (*Query, error) {
 	if err := c.errs.err(); err != nil {
 		return nil, err
 	}
-	q := &Query{text: text, stmt: stmt, params: c.names, nslots: c.maxSlots}
+	q := &Query{text: text, stmt: stmt, params: c.names, nslots: c.maxSlots, udfs: c.udfs, udfsAt: c.udfsAt}
 	q.fields, q.wholeDoc = docFields(stmt)
 	q.docNames, q.docDynamic = markDocRefs(stmt)
 	return q, nil
@@ -52,6 +57,10 @@ func check(text string, stmt *SelectStmt) (*Query, error) {
 
 // Text returns the query text as given to Parse.
 func (q *Query) Text() string { return q.text }
+
+// UDFs returns the names of the user-defined functions the query calls
+// (udf.<name>), each once: what Env.UDFs must provide.
+func (q *Query) UDFs() []string { return slices.Clone(q.udfs) }
 
 // Params returns the names of the parameters the query refers to.
 func (q *Query) Params() []string { return append([]string(nil), q.params...) }
@@ -200,6 +209,9 @@ func (p *Plan) bindComputed() {
 // Computed returns the computed properties the plan was bound with (nil:
 // none): an index serves the plan only if it indexes the same ones.
 func (p *Plan) Computed() *Computed { return p.cps }
+
+// UDFs returns the names of the user-defined functions the plan calls.
+func (p *Plan) UDFs() []string { return p.q.UDFs() }
 
 func describeValue(v Value) string {
 	if v.kind == Undefined {

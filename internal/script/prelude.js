@@ -6,60 +6,13 @@
 // the service runs them), errors thrown when no callback takes them, and
 // the "accepted" result.
 //
-// It evaluates to a function of the host that installs the globals and
-// returns the control object the runner uses.
+// It runs after sandbox.js, and evaluates to a function of the host that
+// installs the globals and returns the control object the runner uses.
 (function (host) {
   "use strict";
   var global = globalThis;
-  var NativeError = Error;
-
-  // Error(number, message), as the service's JavaScript engine takes it:
-  // the number becomes err.number, which the service sends as the
-  // response's substatus.
-  function CosmosError(a, b) {
-    var numbered = typeof a === "number" && arguments.length > 1;
-    var args = numbered ? [b] : Array.prototype.slice.call(arguments);
-    var e = Reflect.construct(NativeError, args, new.target || CosmosError);
-    if (numbered) {
-      e.number = a;
-    }
-    return e;
-  }
-  CosmosError.prototype = NativeError.prototype;
-  Object.defineProperty(NativeError.prototype, "constructor", { value: CosmosError, writable: true, configurable: true });
-  global.Error = CosmosError;
-
-  var ErrorCodes = Object.freeze({
-    BadRequest: 400,
-    Forbidden: 403,
-    NotFound: 404,
-    Conflict: 409,
-    PreconditionFailed: 412,
-    RequestEntityTooLarge: 413,
-    RetryWith: 449,
-    InternalServerError: 500
-  });
-  global.ErrorCodes = ErrorCodes;
-
-  // Bound what one call can allocate at once: a loop of them runs into
-  // the time and memory budgets, but one call cannot be interrupted.
-  var maxString = host.maxString;
-  function bounded(name, size) {
-    var native = String.prototype[name];
-    Object.defineProperty(String.prototype, name, {
-      value: function () {
-        if (size(String(this), arguments) > maxString) {
-          throw new RangeError("String." + name + " would build a string longer than " + maxString + " characters");
-        }
-        return native.apply(this, arguments);
-      },
-      writable: true,
-      configurable: true
-    });
-  }
-  bounded("repeat", function (s, args) { return s.length * Number(args[0]); });
-  bounded("padStart", function (s, args) { return Number(args[0]); });
-  bounded("padEnd", function (s, args) { return Number(args[0]); });
+  var CosmosError = Error; // sandbox.js's, which takes (number, message)
+  var ErrorCodes = global.ErrorCodes;
 
   global.console = Object.freeze({
     log: function () {
@@ -337,7 +290,7 @@
     // JSON array) and then every callback it queued.
     run: function (fn, argsJSON) {
       if (typeof fn !== "function") {
-        throw new NativeError("The script's body is not a function.");
+        throw new TypeError("The script's body is not a function.");
       }
       fn.apply(undefined, JSON.parse(argsJSON));
       drain();
@@ -347,12 +300,6 @@
     },
     requestJSON: function () {
       return requestBody === undefined ? "" : JSON.stringify(requestBody);
-    },
-    describe: function (v) {
-      if (v instanceof NativeError) {
-        return { text: String(v), stack: typeof v.stack === "string" ? v.stack : "", number: typeof v.number === "number" ? v.number : 0 };
-      }
-      return { text: safeString(v), stack: "", number: 0 };
     }
   };
 })

@@ -153,12 +153,46 @@ type Result struct {
 	Operations int
 }
 
-//go:embed prelude.js
-var preludeSource string
+var (
+	//go:embed sandbox.js
+	sandboxSource string
+	//go:embed prelude.js
+	preludeSource string
+)
 
-var prelude = sync.OnceValue(func() *goja.Program {
-	return goja.MustCompile("prelude.js", preludeSource, true)
-})
+var (
+	sandboxProgram = sync.OnceValue(func() *goja.Program { return goja.MustCompile("sandbox.js", sandboxSource, true) })
+	preludeProgram = sync.OnceValue(func() *goja.Program { return goja.MustCompile("prelude.js", preludeSource, true) })
+)
+
+// sandbox is a runtime prepared for a container's JavaScript
+// (sandbox.js), with what reports a value the script threw.
+type sandbox struct {
+	vm       *goja.Runtime
+	describe goja.Callable
+}
+
+func newSandbox() (*sandbox, error) {
+	vm := goja.New()
+	vm.SetMaxCallStackSize(maxCallStack)
+	v, err := vm.RunProgram(sandboxProgram())
+	if err != nil {
+		return nil, fmt.Errorf("script: sandbox: %w", err)
+	}
+	setup, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, errors.New("script: sandbox.js is not a function")
+	}
+	o, err := setup(goja.Undefined(), vm.ToValue(maxString))
+	if err != nil {
+		return nil, fmt.Errorf("script: sandbox: %w", err)
+	}
+	describe, ok := goja.AssertFunction(o.ToObject(vm).Get("describe"))
+	if !ok {
+		return nil, errors.New("script: sandbox.js has no describe")
+	}
+	return &sandbox{vm: vm, describe: describe}, nil
+}
 
 // Compile checks that source compiles as a function expression, as the
 // service takes a script's body ("function (…) {…}", named or not). Its
@@ -214,8 +248,11 @@ func (r *Runner) Run(done <-chan struct{}, call Call) (Result, error) {
 	if err != nil {
 		return Result{}, &Error{Status: 400, Message: fmt.Sprintf("The %s '%s' does not compile: %v", call.Kind, call.ID, err)}
 	}
-	vm := goja.New()
-	vm.SetMaxCallStackSize(maxCallStack)
+	sb, err := newSandbox()
+	if err != nil {
+		return Result{}, err
+	}
+	vm := sb.vm
 	h := &host{vm: vm, call: call, r: r, start: r.clock.Elapsed()}
 	control, err := h.install()
 	if err != nil {
@@ -229,12 +266,12 @@ func (r *Runner) Run(done <-chan struct{}, call Call) (Result, error) {
 		_, err = control.run(goja.Undefined(), fn, vm.ToValue(string(call.Args)))
 	}
 	if err != nil {
-		return Result{}, h.failure(control, err)
+		return Result{}, sb.failure(call.Kind, call.ID, r.budgets, err)
 	}
 	res := Result{Log: h.log.String(), Operations: h.ops}
 	body, err := control.responseJSON(goja.Undefined())
 	if err != nil {
-		return Result{}, h.failure(control, err)
+		return Result{}, sb.failure(call.Kind, call.ID, r.budgets, err)
 	}
 	if s := body.String(); s != "" {
 		if len(s) > maxResponseBody {
@@ -244,7 +281,7 @@ func (r *Runner) Run(done <-chan struct{}, call Call) (Result, error) {
 	}
 	reqBody, err := control.requestJSON(goja.Undefined())
 	if err != nil {
-		return Result{}, h.failure(control, err)
+		return Result{}, sb.failure(call.Kind, call.ID, r.budgets, err)
 	}
 	if s := reqBody.String(); s != "" {
 		res.RequestBody = []byte(s)
@@ -302,11 +339,18 @@ func heapBytes() int64 {
 
 // control is the prelude's control object.
 type control struct {
-	run, responseJSON, requestJSON, describe goja.Callable
+	run, responseJSON, requestJSON goja.Callable
 }
 
-// failure turns what stopped a run into the client's error.
-func (h *host) failure(c control, err error) error {
+// failure turns what stopped the run of a script (kind and id name it)
+// into the client's error.
+func (sb *sandbox) failure(kind, id string, budgets Budgets, err error) error {
+	// A stored procedure's or trigger's writes are rolled back; a
+	// function writes nothing.
+	rolledBack := "; nothing it wrote was committed"
+	if kind == functionKind {
+		rolledBack = ""
+	}
 	var ie *goja.InterruptedError
 	if errors.As(err, &ie) {
 		if f, ok := ie.Value().(*hostFailure); ok {
@@ -314,11 +358,15 @@ func (h *host) failure(c control, err error) error {
 		}
 		switch ie.Value() {
 		case errTimeout:
-			return &Error{Status: 408, Message: fmt.Sprintf("The %s '%s' ran past its time budget of %v and was stopped; nothing it wrote was committed. Return earlier (operations return false when the budget is nearly spent) and continue in another call.", h.call.Kind, h.call.ID, h.r.budgets.Time)}
+			msg := fmt.Sprintf("The %s '%s' ran past its time budget of %v and was stopped%s.", kind, id, budgets.Time, rolledBack)
+			if kind != functionKind {
+				msg += " Return earlier (operations return false when the budget is nearly spent) and continue in another call."
+			}
+			return &Error{Status: 408, Message: msg}
 		case errMemory:
-			return &Error{Status: 400, Message: fmt.Sprintf("The %s '%s' used more than its memory budget of %d MB and was stopped; nothing it wrote was committed.", h.call.Kind, h.call.ID, h.r.budgets.Memory>>20)}
+			return &Error{Status: 400, Message: fmt.Sprintf("The %s '%s' used more than its memory budget of %d MB and was stopped%s.", kind, id, budgets.Memory>>20, rolledBack)}
 		case errCanceled:
-			return &Error{Status: 408, Message: fmt.Sprintf("The %s '%s' was stopped because the request was canceled.", h.call.Kind, h.call.ID)}
+			return &Error{Status: 408, Message: fmt.Sprintf("The %s '%s' was stopped because the request was canceled.", kind, id)}
 		}
 	}
 	var so *goja.StackOverflowError
@@ -332,13 +380,11 @@ func (h *host) failure(c control, err error) error {
 		return &Error{Status: 400, Message: fmt.Sprintf("Encountered exception while executing function. Exception = %v", err)}
 	}
 	text, stack, number := ex.Error(), "", 0
-	if c.describe != nil {
-		if d, derr := c.describe(goja.Undefined(), ex.Value()); derr == nil {
-			if o, ok := d.Export().(map[string]any); ok {
-				text, _ = o["text"].(string)
-				stack, _ = o["stack"].(string)
-				number = toInt(o["number"])
-			}
+	if d, derr := sb.describe(goja.Undefined(), ex.Value()); derr == nil {
+		if o, ok := d.Export().(map[string]any); ok {
+			text, _ = o["text"].(string)
+			stack, _ = o["stack"].(string)
+			number = toInt(o["number"])
 		}
 	}
 	msg := "Encountered exception while executing function. Exception = " + text
@@ -354,7 +400,7 @@ func scriptFrames(stack string) string {
 	lines := strings.Split(stack, "\n")
 	kept := lines[:0]
 	for _, l := range lines {
-		if strings.Contains(l, "prelude.js:") || strings.Contains(l, "(native)") || strings.TrimSpace(l) == "" {
+		if strings.Contains(l, "prelude.js:") || strings.Contains(l, "sandbox.js:") || strings.Contains(l, "(native)") || strings.TrimSpace(l) == "" {
 			continue
 		}
 		kept = append(kept, l)
@@ -393,7 +439,7 @@ type host struct {
 
 // install runs the prelude with the host's functions.
 func (h *host) install() (control, error) {
-	v, err := h.vm.RunProgram(prelude())
+	v, err := h.vm.RunProgram(preludeProgram())
 	if err != nil {
 		return control{}, fmt.Errorf("script: prelude: %w", err)
 	}
@@ -441,7 +487,6 @@ func (h *host) install() (control, error) {
 		}
 	}
 	for name, v := range map[string]any{
-		"maxString":       maxString,
 		"maxResponseBody": maxResponseBody,
 		"requestBody":     string(h.call.RequestBody),
 		"responseBody":    string(h.call.ResponseBody),
@@ -457,7 +502,7 @@ func (h *host) install() (control, error) {
 	}
 	co := cv.ToObject(h.vm)
 	var c control
-	for name, f := range map[string]*goja.Callable{"run": &c.run, "responseJSON": &c.responseJSON, "requestJSON": &c.requestJSON, "describe": &c.describe} {
+	for name, f := range map[string]*goja.Callable{"run": &c.run, "responseJSON": &c.responseJSON, "requestJSON": &c.requestJSON} {
 		if *f, ok = goja.AssertFunction(co.Get(name)); !ok {
 			return control{}, fmt.Errorf("script: prelude has no %s", name)
 		}

@@ -162,7 +162,7 @@ func TestProcedures(t *testing.T) {
 				});
 			});
 		}`, args: `[]`, want: `{"ids":["d3","d2"],"one":["d1"],"flat":[1,1,2,2,3,3],"shallow":6}`},
-		{name: "not a function", src: `42`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = Error: The script's body is not a function.`},
+		{name: "not a function", src: `42`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = TypeError: The script's body is not a function.`},
 		{name: "no require", src: `function () { require("fs"); }`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = ReferenceError: require is not defined`},
 		{name: "no timers", src: `function () { setTimeout(function () {}, 1); }`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = ReferenceError: setTimeout is not defined`},
 		{name: "bounded repeat", src: `function () { "x".repeat(1e9); }`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = RangeError: String.repeat would build a string longer than`},

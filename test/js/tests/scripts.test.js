@@ -254,3 +254,40 @@ describe("triggers", () => {
     await container.item("audit-Delete-deleted", "p").read();
   });
 });
+
+describe("user-defined functions", () => {
+  test("udf.* works in the projection, WHERE and ORDER BY, across partitions through the query plan", async () => {
+    const container = await newContainer();
+    for (const [id, pk, price] of [["a", "p", 10], ["b", "q", 200], ["c", "p", 50]]) {
+      await container.items.create({ id, pk, price });
+    }
+    await container.scripts.userDefinedFunctions.create({ id: "tax", body: "function tax(price) { return price * 0.2; }" });
+    await container.scripts.userDefinedFunctions.create({
+      id: "label",
+      body: "function (doc) { return { id: doc.id, big: doc.price > 20, nothing: undefined }; }",
+    });
+    const { resources } = await container.items
+      .query("SELECT c.id, udf.tax(c.price) AS tax, udf.label(c) AS label FROM c WHERE udf.tax(c.price) >= 10 ORDER BY c.id")
+      .fetchAll();
+    assert.deepEqual(resources, [
+      { id: "b", tax: 40, label: { id: "b", big: true } },
+      { id: "c", tax: 10, label: { id: "c", big: true } },
+    ]);
+    const { resources: inPartition } = await container.items
+      .query({ query: "SELECT VALUE udf.tax(c.price) FROM c WHERE c.price > @min", parameters: [{ name: "@min", value: 5 }] }, { partitionKey: "p" })
+      .fetchAll();
+    assert.deepEqual(inPartition.sort((x, y) => x - y), [2, 10]);
+  });
+
+  test("a function that throws fails the query with its message; an unknown one is 400", async () => {
+    const container = await newContainer();
+    await container.items.create({ id: "a", pk: "p" });
+    await container.scripts.userDefinedFunctions.create({ id: "boom", body: "function () { throw new Error('boom'); }" });
+    await expectCosmosError(container.items.query("SELECT VALUE udf.boom() FROM c", { partitionKey: "p" }).fetchAll(), 400, {
+      messageIncludes: "Exception = Error: boom",
+    });
+    await expectCosmosError(container.items.query("SELECT VALUE udf.nope() FROM c", { partitionKey: "p" }).fetchAll(), 400, {
+      messageIncludes: "no user-defined function 'nope'",
+    });
+  });
+});
