@@ -1,9 +1,9 @@
 package query
 
 import (
-	"slices"
 	"encoding/binary"
 	"hash/fnv"
+	"slices"
 	"strconv"
 )
 
