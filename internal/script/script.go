@@ -10,14 +10,14 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime/metrics"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
 
 	"github.com/ebbdb/ebb/internal/clock"
 )
@@ -194,43 +194,83 @@ func newSandbox() (*sandbox, error) {
 	return &sandbox{vm: vm, describe: describe}, nil
 }
 
-// Compile checks that source compiles as a function expression, as the
-// service takes a script's body ("function (…) {…}", named or not). Its
-// error names the line and column as the source has them.
+// Compile checks that source is one JavaScript function that compiles,
+// as the service takes a script's body: "function (…) {…}", named or
+// not, or an arrow function, with nothing else but comments and
+// semicolons around it. Its error names the line and column as the
+// source has them.
 func Compile(id, source string) error {
 	_, err := compile(id, source)
 	return err
 }
 
+// mainPrefix makes the script's function the value of a variable: so an
+// anonymous function is valid, and one statement is all there may be.
+// It adds to the first line only, so the lines keep their numbers.
+const (
+	mainName   = "__ebbScriptMain"
+	mainPrefix = "var " + mainName + " = "
+)
+
 func compile(id, source string) (*goja.Program, error) {
-	// One "(" before the first line: the lines keep their numbers.
-	p, err := goja.Compile(id, "("+source+"\n)", false)
+	text := mainPrefix + source + "\n;" + mainName
+	prog, err := parser.ParseFile(nil, id, text, 0)
 	if err != nil {
-		return nil, errors.New(compileMessage(err))
+		return nil, syntaxError(err, source)
+	}
+	if err := checkOneFunction(prog); err != nil {
+		return nil, err
+	}
+	p, err := goja.Compile(id, text, false)
+	if err != nil {
+		return nil, syntaxError(err, source)
 	}
 	return p, nil
 }
 
-// compileMessage is goja's message with the position as the script has
-// it: the first line is one column to the right of where it was.
-func compileMessage(err error) string {
-	msg := err.Error()
-	var se *goja.CompilerSyntaxError
-	if errors.As(err, &se) {
-		msg = se.Message
-	}
-	if m := compilePosition.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		col, _ := strconv.Atoi(m[2])
-		if line == 1 {
-			col = max(col-1, 1)
+// checkOneFunction checks that the program compile made of a body is
+// the variable holding one function and then the variable, and nothing
+// else: no code that runs outside the function.
+func checkOneFunction(prog *ast.Program) error {
+	notOne := errors.New("the body must be one JavaScript function (function (…) {…}), with no statement outside it")
+	var stmts []ast.Statement
+	for _, st := range prog.Body {
+		if _, empty := st.(*ast.EmptyStatement); !empty {
+			stmts = append(stmts, st)
 		}
-		return m[3] + " (line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + ")"
 	}
-	return msg
+	if len(stmts) != 2 {
+		return notOne
+	}
+	v, ok := stmts[0].(*ast.VariableStatement)
+	if !ok || len(v.List) != 1 {
+		return notOne
+	}
+	switch v.List[0].Initializer.(type) {
+	case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral:
+		return nil
+	}
+	return notOne
 }
 
-var compilePosition = regexp.MustCompile(`Line (\d+):(\d+) (.*)$`)
+// syntaxError is the parser's first error at its position in source:
+// the first line is len(mainPrefix) columns to the right in what was
+// parsed, and the line after the last is compile's.
+func syntaxError(err error, source string) error {
+	var list parser.ErrorList
+	if !errors.As(err, &list) || len(list) == 0 {
+		return err
+	}
+	e := list[0]
+	line, col := e.Position.Line, e.Position.Column
+	if line == 1 {
+		col = max(col-len(mainPrefix), 1)
+	}
+	if lines := strings.Count(source, "\n") + 1; line > lines {
+		return fmt.Errorf("%s (at the end of the body)", e.Message)
+	}
+	return fmt.Errorf("%s (line %d, column %d)", e.Message, line, col)
+}
 
 // errTimeout, errMemory and errCanceled are the reasons a run is
 // interrupted.

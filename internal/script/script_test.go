@@ -162,7 +162,8 @@ func TestProcedures(t *testing.T) {
 				});
 			});
 		}`, args: `[]`, want: `{"ids":["d3","d2"],"one":["d1"],"flat":[1,1,2,2,3,3],"shallow":6}`},
-		{name: "not a function", src: `42`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = TypeError: The script's body is not a function.`},
+		{name: "not a function", src: `42`, args: `[]`, wantErr: true, want: `The stored procedure 'p' does not compile: the body must be one JavaScript function`},
+		{name: "trailing semicolon and comments", src: "// greets\nfunction hi() { getContext().getResponse().setBody('hi'); }; // done", args: `[]`, want: `"hi"`},
 		{name: "no require", src: `function () { require("fs"); }`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = ReferenceError: require is not defined`},
 		{name: "no timers", src: `function () { setTimeout(function () {}, 1); }`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = ReferenceError: setTimeout is not defined`},
 		{name: "bounded repeat", src: `function () { "x".repeat(1e9); }`, args: `[]`, wantErr: true, want: `Encountered exception while executing function. Exception = RangeError: String.repeat would build a string longer than`},
@@ -292,3 +293,28 @@ type failing struct {
 }
 
 func (f failing) Read(string, string) ([]byte, error) { return nil, f.err }
+
+func TestCompile(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"function () {}", ""},
+		{"function named(a, b) { return a + b; }", ""},
+		{"(x) => x * 2", ""},
+		{"async function () {}", ""},
+		{"/* a\n b */ function () {};\n// end", ""},
+		{"function () {\n  var x = ;\n}", "Unexpected token ; (line 2, column 11)"},
+		{"function ( {", "(at the end of the body)"},
+		{"var x = 1; function f() {}", "Unexpected token var (line 1, column 1)"},
+		{"function () {}) + (function () {}", "Unexpected token )"},
+		{"function () {}; while (true) {}", "the body must be one JavaScript function"},
+		{"42", "the body must be one JavaScript function"},
+		{"", "Unexpected token"},
+	} {
+		err := Compile("s", tc.src)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Compile(%q): %v", tc.src, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Compile(%q): %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
