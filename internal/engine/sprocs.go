@@ -91,7 +91,7 @@ func (e *Engine) ExecuteStoredProcedure(ctx context.Context, call ProcedureCall)
 		return ProcedureResult{}, err
 	}
 	sc := script.Call{
-		Kind: StoredProcedure.what(), ID: call.Ref.ID, Args: args,
+		Kind: StoredProcedure.what(), ID: call.Ref.ID, Args: args, Scope: c.ridStr,
 		Source:  document.Unquote(document.Lookup(ms, "body")),
 		Version: document.Unquote(document.Lookup(ms, "_etag")),
 	}

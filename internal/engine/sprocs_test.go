@@ -15,7 +15,7 @@ import (
 func scriptBudgets(d time.Duration) script.Budgets { return script.Budgets{Time: d} }
 
 // createSproc stores a stored procedure with body src in container c.
-func createSproc(t *testing.T, e *Engine, id, src string) {
+func createSproc(t testing.TB, e *Engine, id, src string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"id": id, "body": src})
 	if _, err := e.CreateScript(context.Background(), "db", "c", StoredProcedure, body); err != nil {

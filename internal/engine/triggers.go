@@ -102,7 +102,7 @@ func (e *Engine) runTriggers(ctx context.Context, coll *scriptCollection, ts []t
 	for _, tg := range ts {
 		out, err := e.scripts.Run(ctx.Done(), script.Call{
 			Kind: Trigger.what(), ID: tg.id, Version: tg.version, Source: tg.source, Args: []byte("[]"),
-			RequestBody: request, ResponseBody: response, OperationType: op, Collection: coll,
+			RequestBody: request, ResponseBody: response, OperationType: op, Collection: coll, Scope: coll.t.c.ridStr,
 		})
 		if err != nil {
 			return nil, nil, scriptError(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/ebbdb/ebb/internal/clock"
 )
 
-func createUDF(t *testing.T, e *Engine, id, src string) {
+func createUDF(t testing.TB, e *Engine, id, src string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"id": id, "body": src})
 	if _, err := e.CreateScript(context.Background(), "db", "c", UserDefinedFunction, body); err != nil {

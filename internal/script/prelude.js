@@ -259,20 +259,19 @@
   collection.chain = function () { return new Chain([]); };
   collection.value = function (options, callback) { return new Chain([]).value(options, callback); };
 
-  var responseBody = host.responseBody === "" ? undefined : JSON.parse(host.responseBody);
-  var responseSet = false;
+  // The state of one call, which begin() resets: a runtime serves many
+  // calls of one script.
+  var responseBody, responseSet, requestBody, operationType;
   var response = {
     getBody: function () { return responseBody; },
     setBody: function (b) { responseBody = b; responseSet = true; },
     appendBody: function (s) { responseBody = (responseBody === undefined ? "" : String(responseBody)) + String(s); responseSet = true; },
     getMaxResponseBodySize: function () { return host.maxResponseBody; }
   };
-
-  var requestBody = host.requestBody === "" ? undefined : JSON.parse(host.requestBody);
   var request = {
     getBody: function () { return requestBody; },
     setBody: function (b) { requestBody = b; },
-    getOperationType: function () { return host.operationType; },
+    getOperationType: function () { return operationType; },
     getValue: function (name) { return undefined; }
   };
 
@@ -286,6 +285,16 @@
   global.__ = collection;
 
   return {
+    // begin starts a call: the request and response bodies (JSON, "" for
+    // none) and the operation a trigger runs for.
+    begin: function (requestJSON, responseJSON, operation) {
+      queue = [];
+      head = 0;
+      requestBody = requestJSON === "" ? undefined : JSON.parse(requestJSON);
+      responseBody = responseJSON === "" ? undefined : JSON.parse(responseJSON);
+      responseSet = false;
+      operationType = operation;
+    },
     // run calls the script's function with the arguments in argsJSON (a
     // JSON array) and then every callback it queued.
     run: function (fn, argsJSON) {

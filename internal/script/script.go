@@ -101,6 +101,7 @@ type Runner struct {
 	// clock measures the budgets: real time, never a manual clock.
 	clock    clock.Clock
 	programs *programCache
+	pool     *pool
 }
 
 // NewRunner returns a Runner with budgets b (zero fields: the default)
@@ -115,7 +116,7 @@ func NewRunner(b Budgets, c clock.Clock) *Runner {
 	if b.Memory <= 0 {
 		b.Memory = DefaultBudgets.Memory
 	}
-	return &Runner{budgets: b, clock: c, programs: newProgramCache(256)}
+	return &Runner{budgets: b, clock: c, programs: newProgramCache(256), pool: newPool(maxIdleRuntimes)}
 }
 
 // Budgets returns the runner's budgets.
@@ -138,6 +139,9 @@ type Call struct {
 	// post-trigger's stored document), as JSON; nil for none.
 	ResponseBody []byte
 	Collection   Collection
+	// Scope names what the script belongs to (its container), so that
+	// runtimes are reused only for the same script.
+	Scope string
 }
 
 // Result is what a run produced.
@@ -284,46 +288,62 @@ var (
 // nil, is closed when the caller no longer wants the result (the
 // request's context).
 func (r *Runner) Run(done <-chan struct{}, call Call) (Result, error) {
-	prog, err := r.programs.get(call.ID, call.Version, call.Source)
-	if err != nil {
-		return Result{}, &Error{Status: 400, Message: fmt.Sprintf("The %s '%s' does not compile: %v", call.Kind, call.ID, err)}
-	}
-	sb, err := newSandbox()
+	rt, err := r.runtime(call)
 	if err != nil {
 		return Result{}, err
 	}
-	vm := sb.vm
-	h := &host{vm: vm, call: call, r: r, start: r.clock.Elapsed()}
-	control, err := h.install()
+	h := &host{vm: rt.sb.vm, call: call, r: r, start: r.clock.Elapsed()}
+	res, err := rt.run(done, h)
 	if err != nil {
+		// A failed run may have left the runtime anywhere: drop it.
 		return Result{}, err
 	}
-	stop := r.watch(vm, done)
-	defer stop()
+	r.pool.put(rt)
+	return res, nil
+}
 
-	fn, err := vm.RunProgram(prog)
-	if err == nil {
-		_, err = control.run(goja.Undefined(), fn, vm.ToValue(string(call.Args)))
-	}
+// run is one call on rt, with h as its host.
+func (rt *runtime) run(done <-chan struct{}, h *host) (Result, error) {
+	call, r, vm := h.call, h.r, rt.sb.vm
+	rt.cur = h
+	defer func() { rt.cur = nil }()
+	stop := r.watch(vm, done)
+	res, err := rt.call(h)
+	stop()
+	vm.ClearInterrupt() // one that fired as the run ended
 	if err != nil {
-		return Result{}, sb.failure(call.Kind, call.ID, r.budgets, err)
+		return Result{}, rt.sb.failure(call.Kind, call.ID, r.budgets, err)
+	}
+	if len(res.Body) > maxResponseBody {
+		return Result{}, &Error{Status: 413, Message: fmt.Sprintf("The %s's response body is %d bytes; the most it may be is %d.", call.Kind, len(res.Body), maxResponseBody)}
+	}
+	return res, nil
+}
+
+// call runs the script's function with the call's arguments and bodies.
+func (rt *runtime) call(h *host) (Result, error) {
+	call, c := h.call, rt.control
+	u := goja.Undefined()
+	vm := rt.sb.vm
+	if _, err := c.begin(u, vm.ToValue(string(call.RequestBody)), vm.ToValue(string(call.ResponseBody)), vm.ToValue(call.OperationType)); err != nil {
+		return Result{}, err
+	}
+	if _, err := c.run(u, rt.fn, vm.ToValue(string(call.Args))); err != nil {
+		return Result{}, err
 	}
 	res := Result{Log: h.log.String(), Operations: h.ops}
-	body, err := control.responseJSON(goja.Undefined())
+	body, err := c.responseJSON(u)
 	if err != nil {
-		return Result{}, sb.failure(call.Kind, call.ID, r.budgets, err)
+		return Result{}, err
 	}
 	if s := body.String(); s != "" {
-		if len(s) > maxResponseBody {
-			return Result{}, &Error{Status: 413, Message: fmt.Sprintf("The %s's response body is %d bytes; the most it may be is %d.", call.Kind, len(s), maxResponseBody)}
-		}
 		res.Body = []byte(s)
 	}
-	reqBody, err := control.requestJSON(goja.Undefined())
+	req, err := c.requestJSON(u)
 	if err != nil {
-		return Result{}, sb.failure(call.Kind, call.ID, r.budgets, err)
+		return Result{}, err
 	}
-	if s := reqBody.String(); s != "" {
+	if s := req.String(); s != "" {
 		res.RequestBody = []byte(s)
 	}
 	return res, nil
@@ -379,7 +399,7 @@ func heapBytes() int64 {
 
 // control is the prelude's control object.
 type control struct {
-	run, responseJSON, requestJSON goja.Callable
+	begin, run, responseJSON, requestJSON goja.Callable
 }
 
 // failure turns what stopped the run of a script (kind and id name it)
@@ -467,7 +487,7 @@ type hostFailure struct{ err error }
 
 func (f *hostFailure) Error() string { return f.err.Error() }
 
-// host is the Go side of one run: the operations the prelude calls.
+// host is the Go side of one run: what the prelude's operations act on.
 type host struct {
 	vm    *goja.Runtime
 	call  Call
@@ -477,77 +497,109 @@ type host struct {
 	log   strings.Builder
 }
 
-// install runs the prelude with the host's functions.
-func (h *host) install() (control, error) {
-	v, err := h.vm.RunProgram(preludeProgram())
+// runtime is a sandbox with the prelude installed and one script's
+// function evaluated in it, which serves one call at a time (cur) and
+// then goes back to the runner's pool for the next call of the same
+// script.
+type runtime struct {
+	key     string
+	sb      *sandbox
+	control control
+	fn      goja.Value
+	cur     *host
+}
+
+// runtime returns a runtime for call's script: an idle one from the
+// pool, or a new one.
+func (r *Runner) runtime(call Call) (*runtime, error) {
+	key := call.Scope + "\x00" + call.Kind + "\x00" + call.ID + "\x00" + call.Version
+	if rt := r.pool.get(key); rt != nil {
+		return rt, nil
+	}
+	prog, err := r.programs.get(call.ID, call.Version, call.Source)
 	if err != nil {
-		return control{}, fmt.Errorf("script: prelude: %w", err)
+		return nil, &Error{Status: 400, Message: fmt.Sprintf("The %s '%s' does not compile: %v", call.Kind, call.ID, err)}
+	}
+	sb, err := newSandbox()
+	if err != nil {
+		return nil, err
+	}
+	rt := &runtime{key: key, sb: sb}
+	if err := rt.install(); err != nil {
+		return nil, err
+	}
+	// The program only defines the function: nothing of the script runs.
+	if rt.fn, err = sb.vm.RunProgram(prog); err != nil {
+		return nil, sb.failure(call.Kind, call.ID, r.budgets, err)
+	}
+	return rt, nil
+}
+
+// install runs the prelude with the host functions, which act on the
+// call in progress (rt.cur).
+func (rt *runtime) install() error {
+	vm := rt.sb.vm
+	v, err := vm.RunProgram(preludeProgram())
+	if err != nil {
+		return fmt.Errorf("script: prelude: %w", err)
 	}
 	setup, ok := goja.AssertFunction(v)
 	if !ok {
-		return control{}, errors.New("script: prelude is not a function")
+		return errors.New("script: prelude is not a function")
 	}
-	o := h.vm.NewObject()
+	coll := func() Collection { return rt.cur.call.Collection }
+	o := vm.NewObject()
 	for name, fn := range map[string]any{
-		"accept":      h.accept,
-		"log":         h.writeLog,
-		"selfLink":    h.call.Collection.SelfLink,
-		"altLink":     h.call.Collection.AltLink,
-		"sizeInMB":    h.call.Collection.SizeInMB,
-		"maxSizeInMB": h.call.Collection.MaxSizeInMB,
+		"accept":      func() bool { return rt.cur.accept() },
+		"log":         func(s string) { rt.cur.writeLog(s) },
+		"selfLink":    func() string { return coll().SelfLink() },
+		"altLink":     func() string { return coll().AltLink() },
+		"sizeInMB":    func() int { return coll().SizeInMB() },
+		"maxSizeInMB": func() int { return coll().MaxSizeInMB() },
 		"create": func(link, doc string, autoID bool) []any {
-			return h.result(h.call.Collection.Create(link, []byte(doc), !autoID))
+			return rt.cur.result(coll().Create(link, []byte(doc), !autoID))
 		},
 		"upsert": func(link, doc string, noAutoID bool, ifMatch string) []any {
-			return h.result(h.call.Collection.Upsert(link, []byte(doc), !noAutoID, ifMatch))
+			return rt.cur.result(coll().Upsert(link, []byte(doc), !noAutoID, ifMatch))
 		},
 		"replace": func(link, doc, ifMatch string) []any {
-			return h.result(h.call.Collection.Replace(link, []byte(doc), ifMatch))
+			return rt.cur.result(coll().Replace(link, []byte(doc), ifMatch))
 		},
 		"remove": func(link, ifMatch string) []any {
-			return h.result(nil, h.call.Collection.Delete(link, ifMatch))
+			return rt.cur.result(nil, coll().Delete(link, ifMatch))
 		},
 		"read": func(link, ifNoneMatch string) []any {
-			return h.result(h.call.Collection.Read(link, ifNoneMatch))
+			return rt.cur.result(coll().Read(link, ifNoneMatch))
 		},
 		"query": func(link, query string, pageSize int, continuation string) []any {
 			var q []byte
 			if query != "" {
 				q = []byte(query)
 			}
-			rows, next, err := h.call.Collection.Query(link, q, pageSize, continuation)
+			rows, next, err := coll().Query(link, q, pageSize, continuation)
 			if err != nil {
-				return h.result(nil, err)
+				return rt.cur.result(nil, err)
 			}
 			return []any{200, string(rows), next}
 		},
+		"maxResponseBody": maxResponseBody,
 	} {
 		if err := o.Set(name, fn); err != nil {
-			return control{}, err
-		}
-	}
-	for name, v := range map[string]any{
-		"maxResponseBody": maxResponseBody,
-		"requestBody":     string(h.call.RequestBody),
-		"responseBody":    string(h.call.ResponseBody),
-		"operationType":   h.call.OperationType,
-	} {
-		if err := o.Set(name, v); err != nil {
-			return control{}, err
+			return err
 		}
 	}
 	cv, err := setup(goja.Undefined(), o)
 	if err != nil {
-		return control{}, fmt.Errorf("script: prelude: %w", err)
+		return fmt.Errorf("script: prelude: %w", err)
 	}
-	co := cv.ToObject(h.vm)
-	var c control
-	for name, f := range map[string]*goja.Callable{"run": &c.run, "responseJSON": &c.responseJSON, "requestJSON": &c.requestJSON} {
+	co := cv.ToObject(vm)
+	c := &rt.control
+	for name, f := range map[string]*goja.Callable{"begin": &c.begin, "run": &c.run, "responseJSON": &c.responseJSON, "requestJSON": &c.requestJSON} {
 		if *f, ok = goja.AssertFunction(co.Get(name)); !ok {
-			return control{}, fmt.Errorf("script: prelude has no %s", name)
+			return fmt.Errorf("script: prelude has no %s", name)
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // accept counts an operation and reports whether it may run: the

@@ -318,3 +318,23 @@ func TestCompile(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeReuse: a runtime serves later calls of the same script
+// (what a call leaves in its globals stays), never another script's, and
+// one whose call failed is not reused.
+func TestRuntimeReuse(t *testing.T) {
+	r, _ := newRunner(Budgets{})
+	count := `function (fail) { globalThis.calls = (globalThis.calls || 0) + 1; getContext().getResponse().setBody(calls); if (fail) throw new Error("x"); }`
+	call := func(id, args string) string {
+		t.Helper()
+		res, err := r.Run(nil, Call{Kind: "stored procedure", ID: id, Version: "1", Source: count, Args: []byte(args), Collection: newMem()})
+		if err != nil {
+			return "error"
+		}
+		return string(res.Body)
+	}
+	got := []string{call("a", "[false]"), call("a", "[false]"), call("b", "[false]"), call("a", "[true]"), call("a", "[false]")}
+	if want := []string{"1", "2", "1", "error", "1"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
