@@ -63,7 +63,8 @@
     var err, resource, options = {};
     if (r[0] >= 300) {
       err = opError(r[0], r[1]);
-    } else {
+    } else if (callback !== undefined) {
+      // Only a callback sees the resource: parse it for one.
       resource = parse ? parse(r[1]) : undefined;
       if (r[2] !== undefined && r[2] !== "") {
         options.continuation = r[2];
