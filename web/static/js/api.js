@@ -48,6 +48,23 @@ export function throughputHeaders(throughput) {
   return {};
 }
 
+/** The list in a feed of each kind of script (sprocs, triggers, udfs). */
+const SCRIPT_FEEDS = { sprocs: "StoredProcedures", triggers: "Triggers", udfs: "UserDefinedFunctions" };
+
+/**
+ * scriptLog decodes x-ms-documentdb-script-log-results: what a stored
+ * procedure wrote with console.log, URL-encoded; "" when there is none.
+ * A header that is not valid percent-encoding is shown as it came.
+ */
+export function scriptLog(header) {
+  if (!header) return "";
+  try {
+    return decodeURIComponent(header);
+  } catch {
+    return header;
+  }
+}
+
 /** Paths of the resources the page uses (escaped, as sent and signed). */
 export const paths = {
   databases: () => "/dbs",
@@ -57,6 +74,8 @@ export const paths = {
   items: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/docs`,
   pkranges: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/pkranges`,
   item: (db, coll, id) => `/dbs/${enc(db)}/colls/${enc(coll)}/docs/${enc(id)}`,
+  scripts: (db, coll, kind) => `/dbs/${enc(db)}/colls/${enc(coll)}/${kind}`,
+  script: (db, coll, kind, id) => `/dbs/${enc(db)}/colls/${enc(coll)}/${kind}/${enc(id)}`,
   partitionKeyDelete: (db, coll) => `/dbs/${enc(db)}/colls/${enc(coll)}/operations/partitionkeydelete`,
   offers: () => "/offers",
   offer: (id) => `/offers/${enc(id)}`,
@@ -250,6 +269,46 @@ export class Client {
    * remainingCapped?}]. */
   async partitionDeletes(db, coll) {
     return (await this.request("GET", paths.partitionDeletes(db, coll))).body?.partitionKeyDeletes ?? [];
+  }
+
+  /** scripts lists a container's scripts of one kind: "sprocs",
+   * "triggers" or "udfs". */
+  async scripts(db, coll, kind) {
+    return (await this.request("GET", paths.scripts(db, coll, kind))).body?.[SCRIPT_FEEDS[kind]] ?? [];
+  }
+
+  /** createScript POSTs a new script: {id, body} (a trigger also has
+   * triggerType and triggerOperation). A body that does not compile is
+   * refused with 400. */
+  async createScript(db, coll, kind, script) {
+    return (await this.request("POST", paths.scripts(db, coll, kind), { body: script })).body;
+  }
+
+  /** replaceScript PUTs a script's full body; etag guards against a
+   * lost update. */
+  async replaceScript(db, coll, kind, id, script, etag) {
+    const headers = etag ? { "If-Match": etag } : {};
+    return (await this.request("PUT", paths.script(db, coll, kind, id), { body: script, headers })).body;
+  }
+
+  deleteScript(db, coll, kind, id) {
+    return this.request("DELETE", paths.script(db, coll, kind, id));
+  }
+
+  /**
+   * executeStoredProcedure runs a stored procedure in the logical
+   * partition pk (all its values) with args, a JSON array. It always
+   * asks for the script's log, and returns {body, charge, log}: the
+   * body the procedure set (the service answers "" when it set none)
+   * and what it wrote with console.log.
+   */
+  async executeStoredProcedure(db, coll, id, pk, args) {
+    const headers = {
+      "x-ms-documentdb-partitionkey": partitionKeyHeader(pk),
+      "x-ms-documentdb-script-enable-logging": "true",
+    };
+    const res = await this.request("POST", paths.script(db, coll, "sprocs", id), { body: args, headers });
+    return { body: res.body, charge: res.charge, log: scriptLog(res.headers.get("x-ms-documentdb-script-log-results")) };
   }
 
   /** clock reads the manual clock: {now, epochSeconds}; 404 when off. */

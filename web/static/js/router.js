@@ -4,9 +4,10 @@
 //   #/                              databases
 //   #/connect                       endpoint, key and SDK snippets
 //   #/db/{db}                       a database and its containers
-//   #/db/{db}/coll/{coll}/{tab}     a container: items, query, settings, ttl
+//   #/db/{db}/coll/{coll}/{tab}     a container: items, query, scripts,
+//                                   settings, ttl
 
-const TABS = ["items", "query", "settings", "ttl"];
+const TABS = ["items", "query", "scripts", "settings", "ttl"];
 
 /** parseRoute reads a location hash; unknown hashes go home. */
 export function parseRoute(hash) {

@@ -1,18 +1,20 @@
 // A container page: its header (partition key, TTL, delete) and the tabs
-// Items, Query, Settings and Time to Live. Switching tabs keeps the
-// header, so keyboard focus stays on the tab that was chosen.
+// Items, Query, Scripts, Settings and Time to Live. Switching tabs keeps
+// the header, so keyboard focus stays on the tab that was chosen.
 
 import { Notice, confirmDialog, h, replace } from "../dom.js";
 import { routeHref } from "../router.js";
 import { TTL_OFF, describeTtl, ttlSetting } from "../ttl.js";
 import { renderItems } from "./items.js";
 import { renderQuery } from "./query.js";
+import { renderScripts } from "./scripts.js";
 import { renderSettings } from "./settings.js";
 import { renderTtlPanel } from "./ttlpanel.js";
 
 const TAB_VIEWS = {
   items: { label: "Items", render: renderItems },
   query: { label: "Query", render: renderQuery },
+  scripts: { label: "Scripts", render: renderScripts },
   settings: { label: "Settings", render: renderSettings },
   ttl: { label: "Time to Live", render: renderTtlPanel },
 };
