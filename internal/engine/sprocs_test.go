@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 	"github.com/ebbdb/ebb/internal/script"
 )
 
@@ -246,16 +247,7 @@ func TestStoredProcedureTimeBudget(t *testing.T) {
 	if _, err := e.ReadItem(context.Background(), ItemRef{DB: "db", Coll: "c", ID: "meanwhile", PK: `["p"]`, HasPK: true}, ""); err != nil {
 		t.Fatal(err)
 	}
-	var err error
-	waitUntil(t, "the procedure stops", func() bool {
-		real.Advance(100 * time.Millisecond)
-		select {
-		case err = <-done:
-			return true
-		default:
-			return false
-		}
-	})
+	err := clocktest.AdvanceUntilDone(t, real, 100*time.Millisecond, "the procedure stops", func() error { return <-done })
 	if !IsKind(err, KindRequestTimeout) {
 		t.Fatalf("got %v, want 408", err)
 	}

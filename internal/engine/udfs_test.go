@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
 )
 
 func createUDF(t testing.TB, e *Engine, id, src string) {
@@ -79,20 +80,9 @@ func TestUserDefinedFunctionBudget(t *testing.T) {
 	mustCreate(t, e, "db", "c", containerBodyWith(""))
 	write(t, e, "c", `{"id":"a","pk":"p"}`)
 	createUDF(t, e, "spin", `function () { for (;;) {} }`)
-	done := make(chan error, 1)
-	go func() {
+	err := clocktest.AdvanceUntilDone(t, real, 100*time.Millisecond, "the query stops", func() error {
 		_, err := queryRows(e, "SELECT VALUE udf.spin() FROM c")
-		done <- err
-	}()
-	var err error
-	waitUntil(t, "the query stops", func() bool {
-		real.Advance(100 * time.Millisecond)
-		select {
-		case err = <-done:
-			return true
-		default:
-			return false
-		}
+		return err
 	})
 	if !IsKind(err, KindRequestTimeout) || !strings.Contains(err.Error(), "user-defined function 'spin' ran past its time budget") {
 		t.Fatalf("got %v, want 408", err)

@@ -6,9 +6,10 @@
 // the service runs them), errors thrown when no callback takes them, and
 // the "accepted" result.
 //
-// It runs after sandbox.js, and evaluates to a function of the host that
-// installs the globals and returns the control object the runner uses.
-(function (host) {
+// It runs after sandbox.js, and evaluates to a function of the host and
+// sandbox.js's safeString that installs the globals and returns the
+// control object the runner uses.
+(function (host, safeString) {
   "use strict";
   var global = globalThis;
   var CosmosError = Error; // sandbox.js's, which takes (number, message)
@@ -24,15 +25,6 @@
       host.log(parts.join(" "));
     }
   });
-
-  function safeString(v) {
-    try {
-      var s = JSON.stringify(v);
-      return s === undefined ? String(v) : s;
-    } catch (e) {
-      return String(v);
-    }
-  }
 
   // The queue of callbacks: the service calls an operation's callback
   // after the code that started it returns, never inside it.

@@ -5,8 +5,8 @@
 // but one call cannot be interrupted).
 //
 // It evaluates to a function of the largest string a call may build,
-// which returns { describe }: describe(thrown) is what the runner
-// reports of a value a script threw.
+// which returns { describe, safeString }: describe(thrown) is what the
+// runner reports of a value a script threw, safeString(v) v as text.
 (function (maxString) {
   "use strict";
   var global = globalThis;
@@ -67,6 +67,7 @@
   }
 
   return {
+    safeString: safeString,
     describe: function (v) {
       if (v instanceof NativeError) {
         return { text: String(v), stack: typeof v.stack === "string" ? v.stack : "", number: typeof v.number === "number" ? v.number : 0 };

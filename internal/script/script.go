@@ -174,6 +174,8 @@ var (
 type sandbox struct {
 	vm       *goja.Runtime
 	describe goja.Callable
+	// safeString is sandbox.js's, for the prelude.
+	safeString goja.Value
 }
 
 func newSandbox() (*sandbox, error) {
@@ -191,11 +193,12 @@ func newSandbox() (*sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("script: sandbox: %w", err)
 	}
-	describe, ok := goja.AssertFunction(o.ToObject(vm).Get("describe"))
+	api := o.ToObject(vm)
+	describe, ok := goja.AssertFunction(api.Get("describe"))
 	if !ok {
 		return nil, errors.New("script: sandbox.js has no describe")
 	}
-	return &sandbox{vm: vm, describe: describe}, nil
+	return &sandbox{vm: vm, describe: describe, safeString: api.Get("safeString")}, nil
 }
 
 // Compile checks that source is one JavaScript function that compiles,
@@ -588,7 +591,7 @@ func (rt *runtime) install() error {
 			return err
 		}
 	}
-	cv, err := setup(goja.Undefined(), o)
+	cv, err := setup(goja.Undefined(), o, rt.sb.safeString)
 	if err != nil {
 		return fmt.Errorf("script: prelude: %w", err)
 	}

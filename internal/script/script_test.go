@@ -207,20 +207,9 @@ func TestLog(t *testing.T) {
 // has passed on the runner's clock.
 func TestTimeBudget(t *testing.T) {
 	r, c := newRunner(Budgets{Time: 5 * time.Second})
-	done := make(chan error, 1)
-	go func() {
+	err := clocktest.AdvanceUntilDone(t, c, time.Second, "the script stops", func() error {
 		_, err := run(t, r, newMem(), `function () { while (true) {} }`, `[]`)
-		done <- err
-	}()
-	var err error
-	clocktest.WaitUntil(t, "the script stops", func() bool {
-		c.Advance(time.Second)
-		select {
-		case err = <-done:
-			return true
-		default:
-			return false
-		}
+		return err
 	})
 	var se *Error
 	if !errors.As(err, &se) || se.Status != 408 {
@@ -252,20 +241,9 @@ func TestOperationBudget(t *testing.T) {
 // TestMemoryBudget: a script that allocates without bound is stopped.
 func TestMemoryBudget(t *testing.T) {
 	r, c := newRunner(Budgets{Memory: 64 << 20})
-	done := make(chan error, 1)
-	go func() {
+	err := clocktest.AdvanceUntilDone(t, c, memoryPoll, "the script stops", func() error {
 		_, err := run(t, r, newMem(), `function () { var a = []; while (true) a.push("x".repeat(1024) + a.length); }`, `[]`)
-		done <- err
-	}()
-	var err error
-	clocktest.WaitUntil(t, "the script stops", func() bool {
-		c.Advance(memoryPoll)
-		select {
-		case err = <-done:
-			return true
-		default:
-			return false
-		}
+		return err
 	})
 	var se *Error
 	if !errors.As(err, &se) || !strings.Contains(se.Message, "memory budget") {

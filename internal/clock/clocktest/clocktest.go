@@ -27,6 +27,26 @@ func WaitUntil(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// AdvanceUntilDone runs fn on its own goroutine and moves c forward by
+// step until fn returns, then returns fn's error: for a call that waits
+// on c (a budget that must run out).
+func AdvanceUntilDone(t testing.TB, c *clock.Manual, step time.Duration, what string, fn func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	var err error
+	WaitUntil(t, what, func() bool {
+		c.Advance(step)
+		select {
+		case err = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	return err
+}
+
 // Step is a clock for query page budgets: its monotonic reading moves by
 // a millisecond each time it is read, so a budget of n milliseconds runs
 // out at a page's n-th check however fast the machine is, and no test
