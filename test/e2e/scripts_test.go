@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ebbdb/ebb/internal/server"
 )
 
 // TestScriptResources: stored procedures, triggers and user-defined
@@ -207,4 +210,47 @@ func TestStoredProcedureTransactions(t *testing.T) {
 	if err := json.Unmarshal(r.body, &counter); err != nil || counter.N != workers*calls {
 		t.Fatalf("counter after %d increments: %s", workers*calls, r.body)
 	}
+}
+
+// TestScriptsAfterRestart: triggers and user-defined functions run, and
+// every kind of script is still there and still runs after a restart
+// on the same data — on either store.
+func TestScriptsAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	e := startWith(t, server.Config{DataDir: dir})
+	e.container(t, pkProps("rs", "/pk"))
+	rc := newRest(t, e)
+	base := "/dbs/db-rs/colls/rs/"
+	pk := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}
+	for kind, def := range map[string]map[string]string{
+		"sprocs":   {"id": "hello", "body": "function (n) { getContext().getResponse().setBody('hello ' + n); }"},
+		"triggers": {"id": "stamp", "triggerType": "Pre", "triggerOperation": "Create", "body": "function () { var r = getContext().getRequest(), d = r.getBody(); d.stamped = true; r.setBody(d); }"},
+		"udfs":     {"id": "double", "body": "function (x) { return x * 2; }"},
+	} {
+		body, _ := json.Marshal(def)
+		if r := rc.do(t, http.MethodPost, base+kind, nil, body); r.status != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", kind, r.status, r.body)
+		}
+	}
+	check := func(rc *restClient, id string) {
+		t.Helper()
+		if r := rc.do(t, http.MethodPost, base+"sprocs/hello", pk, []byte(`["x"]`)); r.status != http.StatusOK || string(r.body) != `"hello x"` {
+			t.Errorf("procedure: %d %s", r.status, r.body)
+		}
+		stamped := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-documentdb-pre-trigger-include": "stamp"}
+		if r := rc.do(t, http.MethodPost, base+"docs", stamped, []byte(`{"id":"`+id+`","pk":"p","n":21}`)); r.status != http.StatusCreated || !strings.Contains(string(r.body), `"stamped":true`) {
+			t.Errorf("create with a pre-trigger: %d %s", r.status, r.body)
+		}
+		query := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-documentdb-isquery": "true", "Content-Type": "application/query+json"}
+		r := rc.do(t, http.MethodPost, base+"docs", query, []byte(`{"query":"SELECT VALUE udf.double(c.n) FROM c WHERE c.id = '`+id+`'"}`))
+		if r.status != http.StatusOK || !strings.Contains(string(r.body), `"Documents":[42]`) {
+			t.Errorf("query with a function: %d %s", r.status, r.body)
+		}
+	}
+	check(rc, "before")
+	if err := e.stop(t); err != nil && err != context.DeadlineExceeded {
+		t.Fatal(err)
+	}
+	e2 := startWith(t, server.Config{DataDir: dir})
+	check(newRest(t, e2), "after")
 }
