@@ -38,7 +38,9 @@ func checkRequestOptions(r *http.Request) error {
 
 // checkTriggerRoute refuses a trigger header on a request that does not
 // run triggers: the service runs them on item creates, upserts,
-// replaces and deletes only.
+// replaces and deletes only ("Only valid when used with Create, Replace
+// and Delete methods", the .NET SDK's ItemRequestOptions.PreTriggers;
+// an upsert is a create or a replace).
 func checkTriggerRoute(r *http.Request, name string) error {
 	switch r.Pattern {
 	case "PUT /dbs/{db}/colls/{coll}/docs/{id}", "DELETE /dbs/{db}/colls/{coll}/docs/{id}":
@@ -47,8 +49,6 @@ func checkTriggerRoute(r *http.Request, name string) error {
 		if !isQuery(r) && header(r.Header, "X-Ms-Cosmos-Is-Query-Plan-Request") == "" && header(r.Header, "X-Ms-Cosmos-Is-Batch-Request") == "" {
 			return nil
 		}
-	case "PATCH /dbs/{db}/colls/{coll}/docs/{id}":
-		return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb runs triggers on item creates, upserts, replaces and deletes, not yet on patch; the request names one in " + name + "."}
 	}
 	return &engine.Error{Kind: engine.KindBadRequest, Message: "Triggers run on item creates, upserts, replaces and deletes only; this request names one in " + name + "."}
 }
