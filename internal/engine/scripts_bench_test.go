@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/script"
 )
 
 // The figures of server-side JavaScript, each beside what it stands in
@@ -42,6 +45,31 @@ func BenchmarkScripts(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	})
+	// A procedure that never returns holds one core for its budget; the
+	// point reads beside it must not wait for it (no lock is held).
+	b.Run("point-read-beside-a-spinning-procedure", func(b *testing.B) {
+		e, _ := openEngine(b, memStore(b), Options{ScriptBudgets: script.Budgets{Time: time.Hour}})
+		mustCreate(b, e, "db", "c", containerBodyWith(""))
+		createSproc(b, e, "spin", `function () { for (;;) {} }`)
+		r := ref
+		r.ID = "d"
+		if _, err := e.WriteItem(ctx, r, Upsert, []byte(`{"id":"d","pk":"p"}`), ""); err != nil {
+			b.Fatal(err)
+		}
+		spinCtx, stop := context.WithCancel(ctx)
+		spun := make(chan struct{})
+		go func() {
+			defer close(spun)
+			_, _ = e.ExecuteStoredProcedure(spinCtx, ProcedureCall{Ref: ItemRef{DB: "db", Coll: "c", ID: "spin", PK: `["p"]`, HasPK: true}})
+		}()
+		for b.Loop() {
+			if _, err := e.ReadItem(ctx, r, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+		stop()
+		<-spun
 	})
 	b.Run("empty-procedure", func(b *testing.B) {
 		e := setup(b, 1)
