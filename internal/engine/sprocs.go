@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
@@ -32,11 +33,18 @@ import (
 // which every item write changes, its index state, its catalog entry
 // and any partition delete. If something has, it runs again on a new
 // snapshot; after maxOptimisticRuns such runs it runs inside the Update,
-// so a procedure on a busy container still finishes.
+// so a procedure on a busy container still finishes — unless it takes
+// too long to hold up other writes and the purger for: then it stays on
+// snapshots until its time budget is spent, and answers 408.
 
 // maxOptimisticRuns is how many times a stored procedure runs on a
-// snapshot before it runs holding the write transaction.
-const maxOptimisticRuns = 3
+// snapshot before it runs holding the write transaction; it does only if
+// its last run took less than maxLockedRun, which bounds how long it can
+// hold up other writes and the purger.
+const (
+	maxOptimisticRuns = 3
+	maxLockedRun      = 50 * time.Millisecond
+)
 
 // maxCollectionSizeMB is the collection quota scripts are told
 // (maxCollectionSizeInMB), the one a container read reports.
@@ -127,12 +135,22 @@ func procedureArgs(body []byte) ([]byte, error) {
 // scriptTx runs fn in one transaction over the logical partition pk of
 // c, with the collection a script run in it acts on, and commits what
 // it wrote, as the comment at the top of this file describes. fn may run
-// more than once.
+// more than once, for no longer than the script time budget in all.
 func (e *Engine) scriptTx(ctx context.Context, c *container, pk document.PartitionKey, fn func(t *itemTx, coll *scriptCollection) error) (*itemTx, *scriptCollection, error) {
+	start := e.real.Elapsed()
+	budget := e.scripts.Budgets().Time
 	for run := 1; ; run++ {
+		began := e.real.Elapsed()
 		t, coll, err := e.scriptTxOnce(ctx, c, pk, fn, run > maxOptimisticRuns)
 		if !errors.Is(err, errStale) {
 			return t, coll, err
+		}
+		now := e.real.Elapsed()
+		if now-start > budget {
+			return nil, nil, &Error{Kind: KindRequestTimeout, Message: fmt.Sprintf("The script ran %d times within its time budget of %v, and each time another write to the container landed before it could commit; nothing it wrote was committed. Retry it, or make it shorter.", run, budget)}
+		}
+		if run == maxOptimisticRuns && now-began > maxLockedRun {
+			run-- // too long to hold the transaction for: stay on snapshots
 		}
 	}
 }

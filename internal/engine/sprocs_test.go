@@ -255,3 +255,24 @@ func TestStoredProcedureTimeBudget(t *testing.T) {
 		t.Fatalf("%d items, want only the one written meanwhile", n)
 	}
 }
+
+// TestStoredProcedureLongUnderContention: a procedure too long to hold
+// the write transaction for, on a container another writer always gets
+// to first, stays on snapshots and answers 408 once its time budget is
+// spent, having committed nothing.
+func TestStoredProcedureLongUnderContention(t *testing.T) {
+	real := clock.NewManual(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	e, _ := openEngine(t, memStore(t), Options{RealClock: real, ScriptBudgets: scriptBudgets(time.Second)})
+	mustCreate(t, e, "db", "c", containerBodyWith(""))
+	createSproc(t, e, "mark", `function () { var c = getContext().getCollection(); c.upsertDocument(c.getSelfLink(), {id: "mark", pk: "p"}); }`)
+	runs := 0
+	e.afterSnapshotRun = func() {
+		runs++
+		real.Advance(maxLockedRun + time.Millisecond) // every run is a long one
+		write(t, e, "c", `{"id":"other","pk":"p"}`)
+	}
+	_, err := execSproc(e, "mark", `["p"]`, `[]`)
+	if !IsKind(err, KindRequestTimeout) || runs < maxOptimisticRuns+1 || exists(t, e, "mark") {
+		t.Fatalf("after %d runs: %v (marked: %v); want 408 and nothing committed", runs, err, exists(t, e, "mark"))
+	}
+}
