@@ -240,7 +240,7 @@ func TestOperationBudget(t *testing.T) {
 
 // TestMemoryBudget: a script that allocates without bound is stopped.
 func TestMemoryBudget(t *testing.T) {
-	r, c := newRunner(Budgets{Memory: 64 << 20})
+	r, c := newRunner(Budgets{Memory: 64 << 20, Time: time.Hour})
 	err := clocktest.AdvanceUntilDone(t, c, memoryPoll, "the script stops", func() error {
 		_, err := run(t, r, newMem(), `function () { var a = []; while (true) a.push("x".repeat(1024) + a.length); }`, `[]`)
 		return err
