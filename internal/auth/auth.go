@@ -1,4 +1,5 @@
-// Package auth checks Cosmos DB master-key signatures.
+// Package auth checks Cosmos DB master-key signatures, and seals and
+// opens resource tokens (resourcetoken.go).
 //
 // A request is signed with HMAC-SHA256 over five lines: the verb, the
 // resource type, the resource link, the x-ms-date header (all but the
@@ -58,6 +59,9 @@ type Keys struct {
 // the read-write ones first, so the common case costs one HMAC.
 type keyring struct {
 	keys []*signingKey
+	// tokenKeys are the resource-token keys of the read-write keys,
+	// the primary's first (resourcetoken.go).
+	tokenKeys [][]byte
 }
 
 // signingKey is one key with a pool of HMAC states keyed with it.
@@ -117,6 +121,9 @@ func (v *Verifier) SetKeys(k Keys) error {
 		sk := &signingKey{raw: raw, readOnly: key.readOnly}
 		sk.macs.New = func() any { return hmac.New(sha256.New, sk.raw) }
 		ring.keys = append(ring.keys, sk)
+		if !key.readOnly {
+			ring.tokenKeys = append(ring.tokenKeys, tokenKey(raw))
+		}
 	}
 	v.ring.Store(ring)
 	return nil
@@ -170,7 +177,10 @@ func (v *Verifier) Verify(verb, resourceType, link, date, authorization string, 
 		}
 		return false, unauthorized("AAD tokens are not accepted by this server; sign requests with the master key (or start the server with --accept-aad).")
 	case "resource":
-		return false, unauthorized("Resource tokens are not supported; sign requests with the master key.")
+		// The gateway checks resource tokens (OpenResourceToken) before
+		// master-key signatures; one reaching here is on a route that
+		// takes only a key.
+		return false, unauthorized("This request needs a master-key signature; a resource token cannot authorize it.")
 	default:
 		return false, unauthorized("The authorization header is malformed; expected type=master&ver=1.0&sig=<signature>.")
 	}

@@ -306,10 +306,15 @@ func (e *Engine) CreateDatabase(ctx context.Context, body []byte, th ThroughputH
 	return Resource{Body: db.raw, ETag: db.etag, Charge: throughput.CatalogWrite}, nil
 }
 
+// publish makes c the catalog, and re-reads the permissions, whose
+// scopes name its containers.
 func (e *Engine) publish(c *catalog) {
 	e.mu.Lock()
 	e.cat = c
 	e.mu.Unlock()
+	if err := e.loadGrants(context.Background()); err != nil {
+		e.log.Warn("permissions reload", "err", err)
+	}
 }
 
 // ReadDatabase returns a database.
@@ -362,6 +367,9 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 			if err := w.Delete(keyspace.CatOfferKey(db.offerID)); err != nil {
 				return err
 			}
+		}
+		if err := deleteUsers(w, db); err != nil {
+			return err
 		}
 		return w.Delete(keyspace.CatDBKey(id))
 	})

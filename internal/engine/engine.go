@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
@@ -103,6 +104,10 @@ type Engine struct {
 	indexer *indexBuilder
 	// scripts runs stored procedures (sprocs.go).
 	scripts *script.Runner
+	// tokens signs the resource tokens permissions hand out; grants are
+	// the permissions tokens are checked against (grants.go).
+	tokens TokenSealer
+	grants atomic.Pointer[grantTable]
 	// afterSnapshotRun, when set, is called between a stored
 	// procedure's run on a snapshot and its commit: tests write there.
 	afterSnapshotRun func()
@@ -150,6 +155,9 @@ type Options struct {
 	// CatalogPoll how often a shared node checks for catalog changes
 	// (default 250 ms).
 	LeaseTime, CatalogPoll time.Duration
+	// Tokens signs resource tokens (the server's auth.Verifier); without
+	// it permissions carry no _token.
+	Tokens TokenSealer
 	// ScriptBudgets bound a stored procedure's run (zero fields: the
 	// defaults, script.DefaultBudgets), measured on RealClock.
 	ScriptBudgets script.Budgets
@@ -200,7 +208,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	}
 	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge,
 		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget, plans: query.NewCache(planCacheEntries, planCacheBytes),
-		scripts: script.NewRunner(opts.ScriptBudgets, opts.RealClock)}
+		scripts: script.NewRunner(opts.ScriptBudgets, opts.RealClock), tokens: opts.Tokens}
 	e.buckets.Floor, e.enforce = opts.PurgeFloor, opts.EnforceThroughput
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {
@@ -208,6 +216,9 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	}
 	e.cat = cat
 	if e.guard, err = startGuard(ctx, store, opts, e.log); err != nil {
+		return nil, err
+	}
+	if err := e.loadGrants(ctx); err != nil {
 		return nil, err
 	}
 	if err := e.ensureIndexStates(ctx); err != nil {

@@ -22,6 +22,7 @@ const (
 	KindNotModified        = dberr.KindNotModified
 	KindRequestTimeout     = dberr.KindRequestTimeout
 	KindForbidden          = dberr.KindForbidden
+	KindUnauthorized       = dberr.KindUnauthorized
 )
 
 var (

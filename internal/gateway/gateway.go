@@ -158,9 +158,7 @@ func (g *Gateway) routes() []route {
 	rs = append(rs, g.scriptRoutes("triggers", engine.Trigger)...)
 	rs = append(rs, g.scriptRoutes("udfs", engine.UserDefinedFunction)...)
 	rs = append(rs, route{"POST /dbs/{db}/colls/{coll}/sprocs/{id}", g.executeStoredProcedure, accessSigned})
-	rs = append(rs,
-		route{"/dbs/{db}/users/", g.notImplemented, accessSigned},
-		route{"/dbs/{db}/users", g.notImplemented, accessSigned})
+	rs = append(rs, g.userRoutes()...)
 	if g.opts.Metrics != nil && !g.opts.NoMetricsRoute {
 		// The figures name every database and container with traffic, so
 		// on the API listener they are for the key holder only.
@@ -241,7 +239,13 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 			}
 			g.observe(operation, r, w, g.opts.WallClock.Elapsed()-start)
 		}()
-		readOnly, err := g.checkAuth(r, a)
+		var readOnly bool
+		var err error
+		if a == accessSigned && isResourceToken(r) {
+			err = g.checkResourceToken(r)
+		} else {
+			readOnly, err = g.checkAuth(r, a)
+		}
 		if err == nil && readOnly && (a == accessAdmin || writes(r)) {
 			err = errReadOnlyKey
 		}
@@ -458,10 +462,6 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // bodyLimit caps request bodies: a maximal document plus headroom for
 // the JSON around it in patches and batches.
 const bodyLimit = engine.MaxDocumentSize + 64<<10
-
-func (g *Gateway) notImplemented(w http.ResponseWriter, r *http.Request) error {
-	return &engine.Error{Kind: engine.KindNotImplemented, Message: "Ebb does not implement " + r.Method + " " + r.URL.Path + " (users and permissions are not supported)."}
-}
 
 func (g *Gateway) unknownPath(w http.ResponseWriter, r *http.Request) error {
 	return &engine.Error{Kind: engine.KindNotFound, Message: "No resource at " + r.Method + " " + r.URL.Path + "."}

@@ -47,6 +47,7 @@ func TestClassify(t *testing.T) {
 		{"not modified", &engine.Error{Kind: engine.KindNotModified, Message: "m"}, 304, "NotModified", "m", 0, 0},
 		{"request timeout", &engine.Error{Kind: engine.KindRequestTimeout, Message: "m"}, 408, "RequestTimeout", "m", 0, 0},
 		{"forbidden", &engine.Error{Kind: engine.KindForbidden, Message: "m"}, 403, "Forbidden", "m", 0, 0},
+		{"unauthorized", &engine.Error{Kind: engine.KindUnauthorized, Message: "m"}, 401, "Unauthorized", "m", 0, 0},
 		{"sentinel", engine.ErrNotFound, 404, "NotFound", engine.ErrNotFound.Message, 0, 0},
 		{"wrapped engine error", fmt.Errorf("read item: %w", engine.ErrConflict), 409, "Conflict", engine.ErrConflict.Message, 0, 0},
 		{"unknown kind", &engine.Error{Kind: 0, Message: "m"}, 500, "InternalServerError", internal, 0, 0},

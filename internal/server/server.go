@@ -289,6 +289,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		PurgeFloor: cfg.PurgeFloor, ClockGrace: cfg.ClockGrace, ClockControl: cfg.ClockControl, OnPurge: cfg.OnPurge,
 		Shared: shared, NodeID: cfg.NodeID, LeaseTime: cfg.LeaseTime,
 		QueryPageBudget: cfg.QueryPageBudget, QueryClock: cfg.QueryClock, ScriptBudgets: cfg.ScriptBudgets,
+		Tokens: verifier,
 	})
 	if err != nil {
 		s.store.Close()

@@ -33,8 +33,12 @@ const (
 	// because it ran out of time (a query page over its budget).
 	KindRequestTimeout
 	// KindForbidden is a request a resource quota refuses (a container's
-	// limit of stored procedures, say).
+	// limit of stored procedures, say), or a resource token does not
+	// grant.
 	KindForbidden
+	// KindUnauthorized is a resource token that no longer authorizes
+	// anything: expired, or its permission replaced or deleted.
+	KindUnauthorized
 )
 
 // statuses is the one table from kinds to HTTP statuses and Cosmos
@@ -55,6 +59,7 @@ var statuses = map[Kind]struct {
 	KindNotModified:        {http.StatusNotModified, "NotModified"},
 	KindRequestTimeout:     {http.StatusRequestTimeout, "RequestTimeout"},
 	KindForbidden:          {http.StatusForbidden, "Forbidden"},
+	KindUnauthorized:       {http.StatusUnauthorized, "Unauthorized"},
 }
 
 // Status is the kind's HTTP status and Cosmos error code; 500 for an

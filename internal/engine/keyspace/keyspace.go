@@ -33,6 +33,8 @@ import (
 //	Unique    0x17 <coll-rid:8> <key#:1> <pk> <values>   unique-key entry: the holder's id
 //	PKDelete  0x18 <coll-rid:8> <pk>                     a partition-key delete in progress: LSN (uint64) + request _ts (int64)
 //	Script    0x19 <coll-rid:8> <kind:1> <id>            stored procedure, trigger or user-defined function resource JSON
+//	CatUser   0x1A <db-rid:4> <user-id>                  user resource JSON
+//	CatPerm   0x1B <user-rid:8> <perm-id>                permission resource JSON (without _token); a user's _rid starts with its database's
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -75,6 +77,8 @@ const (
 	Unique    = 0x17
 	PKDelete  = 0x18
 	Script    = 0x19
+	CatUser   = 0x1A
+	CatPerm   = 0x1B
 )
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed
@@ -89,6 +93,23 @@ func ScriptPrefix(rid [8]byte, kind byte) []byte {
 // ScriptKey is the key of the script id of one kind.
 func ScriptKey(rid [8]byte, kind byte, id string) []byte {
 	return keys.AppendString(ScriptPrefix(rid, kind), id)
+}
+
+// CatUserPrefix is the prefix of a database's users.
+func CatUserPrefix(dbRID [4]byte) []byte { return append([]byte{CatUser}, dbRID[:]...) }
+
+// CatUserKey is the key of user id of a database.
+func CatUserKey(dbRID [4]byte, id string) []byte {
+	return keys.AppendString(CatUserPrefix(dbRID), id)
+}
+
+// CatPermPrefix is the prefix of a user's permissions; of every
+// permission of a database's users when rid is the database's 4 bytes.
+func CatPermPrefix(rid []byte) []byte { return append([]byte{CatPerm}, rid...) }
+
+// CatPermKey is the key of permission id of a user.
+func CatPermKey(userRID [8]byte, id string) []byte {
+	return keys.AppendString(CatPermPrefix(userRID[:]), id)
 }
 
 func CatDBKey(id string) []byte {
