@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +94,42 @@ func FuzzVerify(f *testing.F) {
 		v.VerifyBearer(authorization)
 		ResourceOf(link)
 	})
+}
+
+// FuzzResourceToken opens any Authorization header as a resource token:
+// nothing panics, and the only payload that opens is the one this
+// verifier sealed (however the header around it is written).
+func FuzzResourceToken(f *testing.F) {
+	v, err := NewVerifierKeys(Keys{Primary: EmulatorKey, Secondary: keyB})
+	if err != nil {
+		f.Fatal(err)
+	}
+	sealed := v.SealResourceToken([]byte("claims"))
+	for _, s := range []string{sealed, url.QueryEscape(sealed), "type=resource&ver=1.0&sig=", "type%3Dresource%26sig%3D%ZZ", sealed[:len(sealed)-1], "type=master&ver=1.0&sig=abc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		payload, err := v.OpenResourceToken(header)
+		if err == nil && string(payload) != "claims" {
+			t.Fatalf("%q opened to %q, which was never sealed", header, payload)
+		}
+	})
+}
+
+func TestResourceTokenKeys(t *testing.T) {
+	v, _ := NewVerifierKeys(Keys{Primary: EmulatorKey, Secondary: keyB})
+	token := v.SealResourceToken([]byte("p"))
+	// Rolled over: the old primary is now the secondary.
+	rolled, _ := NewVerifierKeys(Keys{Primary: keyB, Secondary: EmulatorKey})
+	if p, err := rolled.OpenResourceToken(url.QueryEscape(token)); err != nil || string(p) != "p" {
+		t.Fatalf("after the keys rolled over: %q, %v", p, err)
+	}
+	gone, _ := NewVerifierKeys(Keys{Primary: keyB})
+	if _, err := gone.OpenResourceToken(token); err == nil {
+		t.Fatal("a token of a key the server no longer has opened")
+	}
+	readOnly, _ := NewVerifierKeys(Keys{Primary: keyB, ReadOnly: EmulatorKey})
+	if _, err := readOnly.OpenResourceToken(token); err == nil {
+		t.Fatal("a read-only key's token key opened a token")
+	}
 }

@@ -102,7 +102,7 @@ func concreteRequests(pattern string) []concreteRequest {
 	if !ok {
 		path, methods = pattern, []string{http.MethodGet, http.MethodPost}
 	}
-	path = strings.NewReplacer("{$}", "", "{db}", "db1", "{coll}", "c1", "{id}", "x", "{rest...}", "a/b").Replace(path)
+	path = strings.NewReplacer("{$}", "", "{db}", "db1", "{coll}", "c1", "{id}", "x", "{rest...}", "a/b", "{user}", "u1").Replace(path)
 	if strings.HasSuffix(path, "/") && path != "/" {
 		path += "x"
 	}
