@@ -71,7 +71,9 @@ func newTokenFixture(t *testing.T) *tokenFixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p struct{ Token string `json:"_token"` }
+		var p struct {
+			Token string `json:"_token"`
+		}
 		if err := json.Unmarshal(res.Body, &p); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +83,9 @@ func newTokenFixture(t *testing.T) *tokenFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var short struct{ Token string `json:"_token"` }
+	var short struct {
+		Token string `json:"_token"`
+	}
 	json.Unmarshal(res.Body, &short)
 	f.tokens["c1-expired"] = short.Token
 	must(eng.DeletePermission(ctx, "db1", "u1", "c1-deleted", ""))

@@ -84,7 +84,8 @@ export const paths = {
   partitionDeletes: (db, coll) => `/_ebb/containers/${enc(db)}/${enc(coll)}/partitiondeletes`,
 };
 
-/** Client signs and sends requests with one master key. */
+/** Client signs and sends requests with one master key, or sends them
+ * with one resource token (auth.js makes either signer). */
 export class Client {
   /** sign is async (verb, escapedPath, date) => Authorization value. */
   constructor(sign) {
@@ -235,6 +236,12 @@ export class Client {
       this.ranges.set(key, res.body?.PartitionKeyRanges ?? []);
     }
     return this.ranges.get(key);
+  }
+
+  /** item reads one item; pk is its partition key values. */
+  async item(db, coll, id, pk) {
+    const headers = { "x-ms-documentdb-partitionkey": partitionKeyHeader(pk) };
+    return (await this.request("GET", paths.item(db, coll, id), { headers })).body;
   }
 
   /** createItem POSTs a new item; pk is its partition key values. */

@@ -4,6 +4,10 @@
 // HMAC-SHA256 over "verb\nresourceType\nresourceLink\ndate\n\n" (all but
 // the link lower-cased), keyed by the base64-decoded master key.
 //
+// A client holding a resource token (a permission's _token) instead of a
+// key signs nothing: it sends the token itself, URL-encoded as a whole,
+// as the Authorization header of every request (makeTokenSigner).
+//
 // This is the one JavaScript signer in the repository: the node test
 // suites (test/js, test/browser) import this file rather than keep copies
 // of their own, and test/js/tests/sign.test.js pins it with known vectors.
@@ -128,4 +132,41 @@ async function hmacFunction(keyBytes) {
   if (!subtle) return async (message) => hmacSha256(keyBytes, message);
   const key = await subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   return async (message) => new Uint8Array(await subtle.sign("HMAC", key, message));
+}
+
+/** Every resource token starts with its type. */
+const RESOURCE_TOKEN_TYPE = "type=resource&";
+
+/**
+ * parseResourceToken accepts a permission's _token as the permission
+ * gave it ("type=resource&ver=1.0&sig=…") or URL-encoded as it travels,
+ * and returns it decoded. It throws an Error whose message is meant for
+ * the user. The token is opaque: only the server can tell whether it
+ * is valid.
+ */
+export function parseResourceToken(text) {
+  let token = text.trim();
+  if (token === "") throw new Error("Enter a resource token.");
+  if (/^type%3dresource%26/i.test(token)) {
+    try {
+      token = decodeURIComponent(token);
+    } catch {
+      throw new Error("The resource token is URL-encoded, but not validly.");
+    }
+  }
+  if (!token.startsWith(RESOURCE_TOKEN_TYPE) || !/&sig=[^&]/.test(token)) {
+    throw new Error("A resource token looks like type=resource&ver=1.0&sig=… (the _token of a permission).");
+  }
+  return token;
+}
+
+/**
+ * makeTokenSigner returns async (verb, escapedPath, date) =>
+ * Authorization header value for a resource token: the same value for
+ * every request, since the server, not the client, ties the token to
+ * what it grants.
+ */
+export function makeTokenSigner(token) {
+  const header = encodeURIComponent(token);
+  return async () => header;
 }

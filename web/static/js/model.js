@@ -71,6 +71,32 @@ export function parsePartitionKeyValue(text) {
   return { value };
 }
 
+/**
+ * parsePartitionKey reads a whole partition key as the user typed it: a
+ * JSON array of its values for a hierarchical key (["t", 5]), and
+ * otherwise one value as parsePartitionKeyValue reads it. It returns
+ * {value} (the values, an array) or {error} with a message for the user.
+ */
+export function parsePartitionKey(text) {
+  const t = text.trim();
+  if (!t.startsWith("[")) {
+    const one = parsePartitionKeyValue(t);
+    return one.error ? one : { value: [one.value] };
+  }
+  let values;
+  try {
+    values = JSON.parse(t);
+  } catch (e) {
+    return { error: `Not a valid JSON array: ${e.message}` };
+  }
+  if (values.length < 1 || values.length > 3) return { error: "A hierarchical partition key has one to three values." };
+  for (const v of values) {
+    const one = parsePartitionKeyValue(JSON.stringify(v) ?? "");
+    if (one.error) return one;
+  }
+  return { value: values };
+}
+
 /** describePartitionKey shows a partition key value in a table cell. */
 export function describePartitionKey(values) {
   const shown = values.map((v) => (v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0 ? "(none)" : JSON.stringify(v)));
