@@ -60,8 +60,12 @@ type Keys struct {
 type keyring struct {
 	keys []*signingKey
 	// tokenKeys are the resource-token keys of the read-write keys,
-	// the primary's first (resourcetoken.go).
+	// the primary's first (resourcetoken.go); opened are the tokens
+	// they opened, by Authorization header. A new ring, made when the
+	// keys change, starts with none.
 	tokenKeys [][]byte
+	openedMu  sync.RWMutex
+	opened    map[string][]byte
 }
 
 // signingKey is one key with a pool of HMAC states keyed with it.
@@ -106,7 +110,7 @@ func (v *Verifier) SetKeys(k Keys) error {
 	if k.Primary == "" {
 		return fmt.Errorf("auth: the primary master key is required")
 	}
-	ring := &keyring{}
+	ring := &keyring{opened: map[string][]byte{}}
 	for _, key := range []struct {
 		name, value string
 		readOnly    bool

@@ -53,7 +53,35 @@ func IsResourceToken(authorization string) bool {
 // and returns the payload it carries: signed with any read-write key's
 // token key, so tokens issued before the primary key was rolled over to
 // the secondary stay valid while that key does.
+//
+// A token opened once is remembered (a client sends the same one on
+// every request), until the keys change; the payload must not be
+// modified.
 func (v *Verifier) OpenResourceToken(authorization string) ([]byte, error) {
+	ring := v.ring.Load()
+	ring.openedMu.RLock()
+	payload, ok := ring.opened[authorization]
+	ring.openedMu.RUnlock()
+	if ok {
+		return payload, nil
+	}
+	payload, err := ring.openResourceToken(authorization)
+	if err != nil {
+		return nil, err
+	}
+	ring.openedMu.Lock()
+	if len(ring.opened) >= maxOpened {
+		clear(ring.opened) // they are opened again, no harm done
+	}
+	ring.opened[authorization] = payload
+	ring.openedMu.Unlock()
+	return payload, nil
+}
+
+// maxOpened bounds the tokens a key ring remembers.
+const maxOpened = 4096
+
+func (ring *keyring) openResourceToken(authorization string) ([]byte, error) {
 	token := []byte(authorization)
 	if strings.Contains(authorization, "%") {
 		dec, ok := queryUnescape(nil, authorization)
@@ -74,7 +102,7 @@ func (v *Verifier) OpenResourceToken(authorization string) ([]byte, error) {
 		return nil, errBadResourceToken
 	}
 	payload, mac := sealed[:len(sealed)-sha256.Size], sealed[len(sealed)-sha256.Size:]
-	for _, k := range v.ring.Load().tokenKeys {
+	for _, k := range ring.tokenKeys {
 		m := hmac.New(sha256.New, k)
 		m.Write(payload)
 		if hmac.Equal(mac, m.Sum(nil)) {

@@ -108,6 +108,9 @@ type Engine struct {
 	// the permissions tokens are checked against (grants.go).
 	tokens TokenSealer
 	grants atomic.Pointer[grantTable]
+	// claimsSeen are the decoded payloads of tokens seen.
+	claimsMu   sync.RWMutex
+	claimsSeen map[string]tokenClaims
 	// afterSnapshotRun, when set, is called between a stored
 	// procedure's run on a snapshot and its commit: tests write there.
 	afterSnapshotRun func()
@@ -208,7 +211,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	}
 	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge,
 		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget, plans: query.NewCache(planCacheEntries, planCacheBytes),
-		scripts: script.NewRunner(opts.ScriptBudgets, opts.RealClock), tokens: opts.Tokens}
+		scripts: script.NewRunner(opts.ScriptBudgets, opts.RealClock), tokens: opts.Tokens, claimsSeen: map[string]tokenClaims{}}
 	e.buckets.Floor, e.enforce = opts.PurgeFloor, opts.EnforceThroughput
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {

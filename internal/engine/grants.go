@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
@@ -70,9 +69,10 @@ func decodeClaims(b []byte) (tokenClaims, error) {
 type grant struct {
 	version, userVersion string
 	readOnly             bool
-	// scope is the path of names the permission grants (dbs, db, colls,
-	// coll[, kind, id]); nil when its resource no longer exists.
-	scope []string
+	// scope is the path of names the permission grants
+	// ("dbs/db/colls/coll[/kind/id]"); "" when its resource no longer
+	// exists.
+	scope string
 	// pk limits it to one logical partition; nil for none.
 	pk document.PartitionKey
 }
@@ -112,7 +112,9 @@ func (e *Engine) loadGrants(ctx context.Context) error {
 				return err
 			}
 			g := &grant{version: p.Etag, userVersion: users[resource.RIDString(raw[:8])], readOnly: !strings.EqualFold(p.Mode, "All")}
-			g.scope, _ = cat.permissionScope(p.Resource)
+			if scope, err := cat.permissionScope(p.Resource); err == nil {
+				g.scope = strings.Join(scope, "/")
+			}
 			if len(p.PK) > 0 && string(p.PK) != "null" {
 				g.pk, _ = document.ParsePKHeader(string(p.PK))
 			}
@@ -129,9 +131,9 @@ func (e *Engine) loadGrants(ctx context.Context) error {
 
 // TokenRequest is what a request asks of a resource token.
 type TokenRequest struct {
-	// Path is the request path's segments, unescaped (none for the
-	// account).
-	Path []string
+	// Path is the request path, unescaped, without its leading and
+	// trailing slashes ("" for the account).
+	Path string
 	// Write says the request changes something (a read-only permission
 	// refuses it); Method is its HTTP method.
 	Write  bool
@@ -151,7 +153,7 @@ var (
 // AuthorizeResourceToken checks a request against the payload of a
 // resource token whose signature the gateway has checked.
 func (e *Engine) AuthorizeResourceToken(payload []byte, req TokenRequest) error {
-	c, err := decodeClaims(payload)
+	c, err := e.claims(payload)
 	if err != nil {
 		return errTokenRevoked
 	}
@@ -162,13 +164,10 @@ func (e *Engine) AuthorizeResourceToken(payload []byte, req TokenRequest) error 
 	if g == nil || g.version != c.version || g.userVersion != c.userVersion {
 		return errTokenRevoked
 	}
-	if len(req.Path) == 0 {
+	if req.Path == "" {
 		return nil // the account, which any valid token may read
 	}
-	if g.scope == nil || len(req.Path) < len(g.scope) || !slices.Equal(req.Path[:len(g.scope)], g.scope) {
-		return errTokenForbidden
-	}
-	if req.Write && g.readOnly {
+	if !within(req.Path, g.scope) || (req.Write && g.readOnly) {
 		return errTokenForbidden
 	}
 	if g.pk != nil && inPartition(req) {
@@ -183,15 +182,54 @@ func (e *Engine) AuthorizeResourceToken(payload []byte, req TokenRequest) error 
 	return nil
 }
 
+// within reports whether path is scope or below it.
+func within(path, scope string) bool {
+	return scope != "" && strings.HasPrefix(path, scope) && (len(path) == len(scope) || path[len(scope)] == '/')
+}
+
 // inPartition reports whether a request acts on items of one logical
 // partition, which a permission with a resourcePartitionKey limits: the
 // items of a container (reads, writes, queries, feeds) and stored
 // procedure runs. The container's own resource and its partition key
 // ranges stay readable: the SDKs read them to route.
 func inPartition(req TokenRequest) bool {
-	p := req.Path
-	return len(p) >= 5 && (p[4] == "docs" || (p[4] == "sprocs" && len(p) == 6 && req.Method == "POST"))
+	// dbs/{db}/colls/{coll}/{kind}[/{id}]
+	rest := req.Path
+	for range 4 {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
+	}
+	kind, id, hasID := strings.Cut(rest, "/")
+	return kind == "docs" || (kind == "sprocs" && hasID && id != "" && req.Method == "POST")
 }
+
+// claims decodes a token's payload, remembering the tokens seen: a
+// client sends the same one on every request.
+func (e *Engine) claims(payload []byte) (tokenClaims, error) {
+	e.claimsMu.RLock()
+	c, ok := e.claimsSeen[string(payload)]
+	e.claimsMu.RUnlock()
+	if ok {
+		return c, nil
+	}
+	c, err := decodeClaims(payload)
+	if err != nil {
+		return c, err
+	}
+	e.claimsMu.Lock()
+	if len(e.claimsSeen) >= maxClaimsSeen {
+		clear(e.claimsSeen) // tokens are re-decoded, no harm done
+	}
+	e.claimsSeen[string(payload)] = c
+	e.claimsMu.Unlock()
+	return c, nil
+}
+
+// maxClaimsSeen bounds the decoded tokens remembered.
+const maxClaimsSeen = 4096
 
 // grant returns the permission rid names, reading the permissions again
 // once on a miss when the store is shared: one created on another node a

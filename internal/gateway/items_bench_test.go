@@ -3,7 +3,9 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +27,11 @@ func newBenchGateway(b *testing.B) (http.Handler, *auth.Verifier, *engine.Engine
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, store, engine.Options{DisablePurger: true})
+	v, err := auth.NewVerifier(auth.EmulatorKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng, err := engine.Open(ctx, store, engine.Options{DisablePurger: true, Tokens: v})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,10 +40,6 @@ func newBenchGateway(b *testing.B) (http.Handler, *auth.Verifier, *engine.Engine
 		b.Fatal(err)
 	}
 	if _, err := eng.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"]}}`), engine.ThroughputHeaders{}); err != nil {
-		b.Fatal(err)
-	}
-	v, err := auth.NewVerifier(auth.EmulatorKey)
-	if err != nil {
 		b.Fatal(err)
 	}
 	g := New(Options{Engine: eng, Verifier: v, Metrics: metrics.New()})
@@ -109,7 +111,15 @@ func BenchmarkUpsertItem(b *testing.B) {
 // BenchmarkReadItem measures a point read of a 1 KB item through the
 // whole HTTP handler, signed as the SDKs sign it.
 func BenchmarkReadItem(b *testing.B) {
-	h, v, _ := newBenchGateway(b)
+	for _, signer := range []string{"master-key", "resource-token"} {
+		b.Run(signer, func(b *testing.B) { benchmarkReadItem(b, signer == "resource-token") })
+	}
+}
+
+// benchmarkReadItem reads a 1 KB item, signed with the master key or
+// with a resource token for its container.
+func benchmarkReadItem(b *testing.B, withToken bool) {
+	h, v, eng := newBenchGateway(b)
 	body := []byte(`{"id":"a","pk":"p","pad":"` + strings.Repeat("x", 1000) + `"}`)
 	put, err := http.NewRequest(http.MethodPost, "/dbs/db/colls/c/docs", bytes.NewReader(body))
 	if err != nil {
@@ -122,6 +132,9 @@ func BenchmarkReadItem(b *testing.B) {
 		b.Fatalf("create: %d", w.status)
 	}
 	hdr := signedHeader(v, http.MethodGet, "docs", "dbs/db/colls/c/docs/a")
+	if withToken {
+		hdr.Set("Authorization", url.QueryEscape(containerToken(b, eng)))
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		r, err := http.NewRequest(http.MethodGet, "/dbs/db/colls/c/docs/a", nil)
@@ -135,4 +148,24 @@ func BenchmarkReadItem(b *testing.B) {
 			b.Fatalf("read: %d", w.status)
 		}
 	}
+}
+
+// containerToken is the resource token of an All permission on
+// dbs/db/colls/c.
+func containerToken(b *testing.B, eng *engine.Engine) string {
+	ctx := context.Background()
+	if _, err := eng.CreateUser(ctx, "db", []byte(`{"id":"u"}`)); err != nil {
+		b.Fatal(err)
+	}
+	res, err := eng.CreatePermission(ctx, "db", "u", []byte(`{"id":"p","permissionMode":"All","resource":"dbs/db/colls/c"}`), time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p struct {
+		Token string `json:"_token"`
+	}
+	if err := json.Unmarshal(res.Body, &p); err != nil {
+		b.Fatal(err)
+	}
+	return p.Token
 }

@@ -184,20 +184,11 @@ func (g *Gateway) checkResourceToken(r *http.Request) error {
 	}
 	ref := itemRef(r)
 	return g.eng.AuthorizeResourceToken(payload, engine.TokenRequest{
-		Path: pathSegments(r.URL.Path), Write: writes(r), Method: r.Method, PK: ref.PK, HasPK: ref.HasPK,
+		Path: strings.Trim(r.URL.Path, "/"), Write: writes(r), Method: r.Method, PK: ref.PK, HasPK: ref.HasPK,
 	})
 }
 
 // isResourceToken reports whether r is signed with a resource token.
 func isResourceToken(r *http.Request) bool {
 	return auth.IsResourceToken(header(r.Header, "Authorization"))
-}
-
-// pathSegments are a request path's segments, unescaped; none for "/".
-func pathSegments(path string) []string {
-	path = strings.Trim(path, "/")
-	if path == "" {
-		return nil
-	}
-	return strings.Split(path, "/")
 }
