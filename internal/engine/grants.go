@@ -231,16 +231,17 @@ func (e *Engine) claims(payload []byte) (tokenClaims, error) {
 // maxClaimsSeen bounds the decoded tokens remembered.
 const maxClaimsSeen = 4096
 
-// grant returns the permission rid names, reading the permissions again
-// once on a miss when the store is shared: one created on another node a
-// moment ago.
+// grant returns the permission rid names. When the store is shared and
+// the permission is unknown, or its resource is, the catalog and the
+// permissions are read again once: either may have been created on
+// another node a moment ago.
 func (e *Engine) grant(rid string) *grant {
 	if t := e.grants.Load(); t != nil {
-		if g, ok := (*t)[rid]; ok {
+		if g, ok := (*t)[rid]; ok && (g.scope != "" || e.cluster == nil) {
 			return g
 		}
 	}
-	if e.cluster == nil || e.loadGrants(context.Background()) != nil {
+	if e.cluster == nil || e.reloadCatalog(context.Background()) != nil {
 		return nil
 	}
 	return (*e.grants.Load())[rid]

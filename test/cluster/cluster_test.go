@@ -12,13 +12,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
 	"github.com/ebbdb/ebb/test/ebbproc"
 )
@@ -284,4 +287,48 @@ func TestUniqueKeyAcrossNodes(t *testing.T) {
 	if created != 1 || conflicts != 3*perNode-1 {
 		t.Fatalf("%d creates succeeded and %d got 409; want exactly one success", created, conflicts)
 	}
+}
+
+// TestResourceTokenAcrossNodes: a resource token issued by one node
+// works on another, and deleting its permission on the first revokes it
+// on the second at the second's next catalog poll. The time it took is
+// logged (the figure of docs/benchmarks.md), not asserted.
+func TestResourceTokenAcrossNodes(t *testing.T) {
+	nodes := startNodes(t, 2)
+	a, b := nodes[0], nodes[1]
+	for _, req := range []struct{ path, body string }{
+		{"/dbs", `{"id":"shop"}`},
+		{"/dbs/shop/colls", `{"id":"carts","partitionKey":{"paths":["/pk"]}}`},
+		{"/dbs/shop/users", `{"id":"alice"}`},
+	} {
+		if st, _ := a.REST(t, "POST", req.path, nil, req.body, nil); st != http.StatusCreated {
+			t.Fatalf("POST %s on a: %d", req.path, st)
+		}
+	}
+	pk := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}
+	if st, _ := a.REST(t, "POST", "/dbs/shop/colls/carts/docs", pk, `{"id":"1","pk":"p"}`, nil); st != http.StatusCreated {
+		t.Fatalf("create item: %d", st)
+	}
+	var perm struct {
+		Token string `json:"_token"`
+	}
+	if st, _ := a.REST(t, "POST", "/dbs/shop/users/alice/permissions", nil, `{"id":"cart","permissionMode":"All","resource":"dbs/shop/colls/carts"}`, &perm); st != http.StatusCreated {
+		t.Fatalf("create permission: %d", st)
+	}
+	withToken := map[string]string{"authorization": url.QueryEscape(perm.Token), "x-ms-documentdb-partitionkey": `["p"]`}
+	if st, _ := b.REST(t, "GET", "/dbs/shop/colls/carts/docs/1", withToken, "", nil); st != http.StatusOK {
+		t.Fatalf("read with a token from a on b: %d", st)
+	}
+	if st, _ := a.REST(t, "DELETE", "/dbs/shop/users/alice/permissions/cart", nil, "", nil); st != http.StatusNoContent {
+		t.Fatalf("delete permission: %d", st)
+	}
+	if st, _ := a.REST(t, "GET", "/dbs/shop/colls/carts/docs/1", withToken, "", nil); st != http.StatusUnauthorized {
+		t.Fatalf("the revoked token on the node that revoked it: %d, want 401 at once", st)
+	}
+	wall := clock.NewSystem()
+	ebbproc.WaitFor(t, "the token revoked on b", func() bool {
+		st, _ := b.REST(t, "GET", "/dbs/shop/colls/carts/docs/1", withToken, "", nil)
+		return st == http.StatusUnauthorized
+	})
+	t.Logf("a revoked token stopped working on the other node after %v", wall.Elapsed().Round(time.Millisecond))
 }
