@@ -16,8 +16,9 @@
 //	static/js/app.js       start-up, connecting, routing between views
 //	static/js/auth.js      master-key signing (WebCrypto; sha256.js where
 //	                       the browser offers no WebCrypto, i.e. plain http
-//	                       to a host other than localhost); the node
-//	                       test suites sign their raw requests with it too
+//	                       to a host other than localhost), or a resource
+//	                       token sent as it is; the node test suites sign
+//	                       their raw requests with it too
 //	static/js/api.js       the REST client: paths, headers, error messages
 //	static/js/ttl.js, model.js, format.js, router.js, snippets.js
 //	                       DOM-free rules and helpers, unit-tested in Node

@@ -1,13 +1,15 @@
-// Unit tests of the page's DOM-free modules (signing, TTL rules, item
-// helpers), run in Node against the very files the server embeds.
+// Unit tests of the page's DOM-free modules (signing, resource tokens,
+// TTL rules, item helpers), run in Node against the very files the
+// server embeds.
 
 import assert from "node:assert/strict";
 import { createHmac, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 
 import { errorText, throughputHeaders } from "../../../web/static/js/api.js";
-import { parseCredential } from "../../../web/static/js/auth.js";
-import { containerReplaceBody, describeOffer, parseItem, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts, provisionedThroughput } from "../../../web/static/js/model.js";
+import { makeTokenSigner, parseCredential, parseResourceToken } from "../../../web/static/js/auth.js";
+import { grantRoute, makeGrant, parseResourceLink, permissionFields } from "../../../web/static/js/grant.js";
+import { containerReplaceBody, describeOffer, parseItem, parsePartitionKey, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts, provisionedThroughput } from "../../../web/static/js/model.js";
 import { parseRoute, routeHref } from "../../../web/static/js/router.js";
 import { hmacSha256, sha256 } from "../../../web/static/js/sha256.js";
 import { connectionString, snippets } from "../../../web/static/js/snippets.js";
@@ -33,6 +35,68 @@ describe("signing", () => {
     assert.deepEqual(cs, { key: EMULATOR_KEY, endpoint: "https://localhost:8081/" });
     assert.throws(() => parseCredential(""), /Enter an account key/);
     assert.throws(() => parseCredential("not a key!"), /not valid base64/);
+  });
+});
+
+describe("resource tokens", () => {
+  const token = "type=resource&ver=1.0&sig=abc-_12";
+
+  it("are sent as they are, URL-encoded as a whole, on every request", async () => {
+    const sign = makeTokenSigner(token);
+    assert.equal(await sign("GET", "/", "Tue, 01 Jul 2025 00:00:00 GMT"), "type%3Dresource%26ver%3D1.0%26sig%3Dabc-_12");
+    assert.equal(await sign("POST", "/dbs/a/colls/b/docs", "Wed, 02 Jul 2025 00:00:00 GMT"), encodeURIComponent(token));
+  });
+
+  it("are accepted as the permission gave them or URL-encoded", () => {
+    assert.equal(parseResourceToken(`  ${token}\n`), token);
+    assert.equal(parseResourceToken(encodeURIComponent(token)), token);
+    assert.throws(() => parseResourceToken(" "), /Enter a resource token/);
+    for (const bad of [EMULATOR_KEY, "type=master&ver=1.0&sig=x", "type=resource&ver=1.0&sig=", "type%3Dresource%26sig%3D%E0"]) {
+      assert.throws(() => parseResourceToken(bad), /resource token/, bad);
+    }
+  });
+
+  it("are for a container or an item", () => {
+    assert.deepEqual(parseResourceLink(" /dbs/shop/colls/carts/ "), { link: "dbs/shop/colls/carts", db: "shop", coll: "carts", item: null });
+    assert.deepEqual(parseResourceLink("dbs/shop/colls/carts/docs/c 1"), { link: "dbs/shop/colls/carts/docs/c 1", db: "shop", coll: "carts", item: "c 1" });
+    for (const bad of ["", "dbs/shop", "dbs/shop/colls", "dbs/shop/colls/carts/sprocs/p", "dbs//colls/carts", "colls/carts/dbs/shop", "dbs/shop/colls/carts/docs"]) {
+      assert.throws(() => parseResourceLink(bad), /names a container/, JSON.stringify(bad));
+    }
+  });
+
+  it("read a whole permission pasted as JSON", () => {
+    const permission = { id: "p", permissionMode: "All", resource: "dbs/shop/colls/carts", _token: token, _rid: "x" };
+    assert.deepEqual(permissionFields(JSON.stringify(permission)), { token, link: "dbs/shop/colls/carts", mode: "All" });
+    assert.equal(permissionFields(JSON.stringify({ ...permission, permissionMode: "Read" })).mode, "Read");
+    assert.equal(permissionFields(token), null);
+    assert.equal(permissionFields('{"id": "p"}'), null);
+  });
+
+  it("open only the granted container, in the tabs a token can use", () => {
+    const grant = makeGrant({ token, link: "dbs/shop/colls/carts", mode: "Read" });
+    assert.equal(grant.readOnly, true);
+    assert.equal(makeGrant({ token, link: "dbs/shop/colls/carts", mode: "All" }).readOnly, false);
+    const carts = (tab) => ({ page: "container", db: "shop", coll: "carts", tab });
+    for (const [target, want] of [
+      [{ page: "home" }, carts("items")],
+      [{ page: "database", db: "shop" }, carts("items")],
+      [{ page: "container", db: "shop", coll: "orders", tab: "query" }, carts("query")],
+      [carts("settings"), carts("items")],
+      [carts("scripts"), carts("items")],
+      [carts("query"), carts("query")],
+      [{ page: "connect" }, { page: "connect" }],
+    ]) {
+      assert.deepEqual(grantRoute(grant, target), want, JSON.stringify(target));
+    }
+  });
+
+  it("of one item are read with the partition key the user types", () => {
+    assert.deepEqual(parsePartitionKey(" ada "), { value: ["ada"] });
+    assert.deepEqual(parsePartitionKey("5"), { value: [5] });
+    assert.deepEqual(parsePartitionKey('["t", 5]'), { value: ["t", 5] });
+    assert.match(parsePartitionKey("[]").error, /one to three values/);
+    assert.match(parsePartitionKey("[[1]]").error, /string, a number/);
+    assert.match(parsePartitionKey("[1,").error, /Not a valid JSON array/);
   });
 });
 

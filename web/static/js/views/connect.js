@@ -3,7 +3,7 @@
 
 import { parseCredential, parseResourceToken } from "../auth.js";
 import { Notice, busy, field, h, replace, uid } from "../dom.js";
-import { MODE_ALL, MODE_READ, makeGrant, parseResourceLink, permissionFields } from "../grant.js";
+import { MODE_ALL, MODE_READ, makeGrant, permissionFields } from "../grant.js";
 
 /**
  * renderConnect shows the form in el. connect(key) and
@@ -13,7 +13,6 @@ import { MODE_ALL, MODE_READ, makeGrant, parseResourceLink, permissionFields } f
  */
 export function renderConnect(el, { config, connect, connectWithToken, reason }) {
   const notice = new Notice();
-  if (reason) notice.error(reason);
   const key = keyFields(config);
   const token = tokenFields();
   const kinds = [
@@ -41,11 +40,7 @@ export function renderConnect(el, { config, connect, connectWithToken, reason })
     "form",
     { class: "card connect-form", "aria-labelledby": "connect-title" },
     h("h1", { id: "connect-title" }, "Connect to Ebb"),
-    h(
-      "p",
-      { class: "lead" },
-      `The explorer talks to ${location.origin} through the Cosmos DB REST API and signs each request in your browser. The key or token stays in this tab's session storage.`,
-    ),
+    h("p", { class: "lead" }, `The explorer talks to ${location.origin} through the Cosmos DB REST API and signs each request in your browser. The key or token stays in this tab's session storage.`),
     h("fieldset", {}, h("legend", {}, "Connect with"), h("div", { class: "radio-row" }, kinds.map((k) => h("label", { class: "radio" }, k.input, k.label)))),
     key.el,
     token.el,
@@ -145,7 +140,7 @@ function tokenFields() {
   const el = h(
     "fieldset",
     { class: "credential" },
-    field("Resource token", input, "A permission's _token, type=resource&ver=1.0&sig=…, or the whole permission as JSON."),
+    field("Token", input, "A permission's _token, type=resource&ver=1.0&sig=…, or the whole permission as JSON."),
     reveal,
     field("Resource link", link, "What the permission grants: a container, dbs/{database}/colls/{container}, or an item, …/docs/{id}."),
     h("fieldset", {}, h("legend", {}, "Permission mode"), h("div", { class: "radio-row" }, modes.map((m) => h("label", { class: "radio" }, m.input, m.label)))),
@@ -157,12 +152,12 @@ function tokenFields() {
     } catch (e) {
       throw inputError(e, input);
     }
+    let grant;
     try {
-      parseResourceLink(link.value);
+      grant = makeGrant({ token, link: link.value, mode: mode() });
     } catch (e) {
       throw inputError(e, link);
     }
-    const grant = makeGrant({ token, link: link.value, mode: mode() });
     return () => connectWithToken(grant);
   };
   return { el, input, read };

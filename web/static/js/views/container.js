@@ -1,10 +1,17 @@
 // A container page: its header (partition key, TTL, delete) and the tabs
 // Items, Query, Scripts, Settings and Time to Live. Switching tabs keeps
 // the header, so keyboard focus stays on the tab that was chosen.
+//
+// With a resource token (ctx.grant) the page offers what the token can
+// do: the Items and Query tabs, no delete, and no link to the database,
+// whose page lists containers. An item's token cannot read the
+// container, so the page shows that one item instead.
 
 import { Notice, confirmDialog, h, replace } from "../dom.js";
+import { TOKEN_TABS } from "../grant.js";
 import { routeHref } from "../router.js";
 import { TTL_OFF, describeTtl, ttlSetting } from "../ttl.js";
+import { renderGrantedItem } from "./granteditem.js";
 import { renderItems } from "./items.js";
 import { renderQuery } from "./query.js";
 import { renderScripts } from "./scripts.js";
@@ -35,10 +42,18 @@ export class ContainerPage {
 
   /** mount draws the page into el and reads the container. */
   async mount(el, tab) {
-    const del = h("button", { type: "button", class: "button danger" }, "Delete container");
-    del.addEventListener("click", () => this.delete());
-    const crumbs = h("p", { class: "eyebrow" }, h("a", { href: routeHref({ page: "database", db: this.db }) }, this.db), " / container");
+    const grant = this.ctx.grant;
+    const del = grant ? null : h("button", { type: "button", class: "button danger", onclick: () => this.delete() }, "Delete container");
+    const database = grant ? this.db : h("a", { href: routeHref({ page: "database", db: this.db }) }, this.db);
+    const crumbs = h("p", { class: "eyebrow" }, database, " / container");
     replace(el, h("div", { class: "page-head" }, h("div", {}, crumbs, h("h1", { tabindex: "-1" }, this.coll), this.facts), del), this.notice.el, this.tabs, this.panel);
+    if (grant?.item) {
+      this.tabs.hidden = true;
+      const panel = h("div", {});
+      replace(this.panel, panel);
+      renderGrantedItem(panel, this.ctx, this);
+      return;
+    }
     try {
       this.setContainer(await this.ctx.client.container(this.db, this.coll));
     } catch (e) {
@@ -75,9 +90,10 @@ export class ContainerPage {
 
   drawTabs() {
     const focused = document.activeElement?.dataset?.tab;
+    const tabs = Object.entries(TAB_VIEWS).filter(([tab]) => !this.ctx.grant || TOKEN_TABS.includes(tab));
     replace(
       this.tabs,
-      Object.entries(TAB_VIEWS).map(([tab, { label }]) =>
+      tabs.map(([tab, { label }]) =>
         h("a", { href: routeHref({ page: "container", db: this.db, coll: this.coll, tab }), class: "tab", "data-tab": tab, "aria-current": tab === this.tab ? "page" : null }, label),
       ),
     );

@@ -8,9 +8,15 @@ import { newItemTemplate, parseItem, partitionKeyOf } from "../model.js";
 /**
  * itemEditor returns {el, focus} (focus does not scroll). item is null for a new item. onSaved
  * (saved item, message), onDeleted(message) and onClose are callbacks.
+ * readOnly shows the item with nothing to save or delete (a resource
+ * token's Read permission). partitionKey is the item's partition key
+ * values where the container, and so its partition key paths, cannot
+ * be read (an item's resource token); otherwise they are read from the
+ * item.
  */
-export function itemEditor({ client, db, coll, container, item, onSaved, onDeleted, onClose }) {
+export function itemEditor({ client, db, coll, container, item, readOnly = false, partitionKey = null, onSaved, onDeleted, onClose }) {
   const isNew = item === null;
+  const keyOf = (it) => partitionKey ?? partitionKeyOf(it, container);
   const checkId = uid("editor-check");
   const keysId = uid("editor-keys");
   const text = h("textarea", {
@@ -22,10 +28,11 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
     "aria-describedby": `${checkId} ${keysId}`,
   });
   text.value = formatJSON(isNew ? newItemTemplate(container) : item);
+  text.readOnly = readOnly;
   const check = h("p", { id: checkId, class: "check", "aria-live": "polite" });
   const status = h("div", { class: "notice-area" });
-  const save = h("button", { type: "submit", class: "button primary" }, isNew ? "Create item" : "Save");
-  const del = isNew ? null : h("button", { type: "button", class: "button danger" }, "Delete");
+  const save = readOnly ? null : h("button", { type: "submit", class: "button primary" }, isNew ? "Create item" : "Save");
+  const del = isNew || readOnly ? null : h("button", { type: "button", class: "button danger" }, "Delete");
   const close = h("button", { type: "button", class: "button ghost", onclick: onClose }, "Close");
   const title = isNew ? "New item" : `Item ${item.id}`;
   const form = h(
@@ -34,7 +41,7 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
     h("h2", {}, title),
     text,
     check,
-    h("p", { id: keysId, class: "hint" }, "Ctrl+Enter saves. System properties (_rid, _ts, …) are set by the server."),
+    h("p", { id: keysId, class: "hint" }, readOnly ? "Read only: this resource token's permission is Read." : "Ctrl+Enter saves. System properties (_rid, _ts, …) are set by the server."),
     status,
     h("div", { class: "actions" }, save, del, close),
   );
@@ -48,7 +55,7 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
     check.textContent = bad ? parsed.error : parsed.error ? "" : "Valid JSON.";
     check.classList.toggle("bad", bad);
     text.setAttribute("aria-invalid", String(bad));
-    save.disabled = bad;
+    if (save) save.disabled = bad;
     return parsed;
   };
   text.addEventListener("input", () => {
@@ -67,6 +74,7 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    if (readOnly) return;
     touched = true;
     const parsed = validate();
     if (parsed.error) {
@@ -77,8 +85,8 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
     await busy(form, async () => {
       try {
         const saved = isNew
-          ? await client.createItem(db, coll, parsed.item, partitionKeyOf(parsed.item, container))
-          : await client.replaceItem(db, coll, item.id, parsed.item, partitionKeyOf(item, container), item._etag);
+          ? await client.createItem(db, coll, parsed.item, keyOf(parsed.item))
+          : await client.replaceItem(db, coll, item.id, parsed.item, keyOf(item), item._etag);
         await onSaved(saved, `${isNew ? "Created" : "Saved"} item ${saved.id}.`);
       } catch (e) {
         fail(e.status === 412 ? new Error("The item changed on the server since it was opened; close it and open it again.") : e);
@@ -90,7 +98,7 @@ export function itemEditor({ client, db, coll, container, item, onSaved, onDelet
     const ok = await confirmDialog(`Delete item "${item.id}"?`, "Delete item");
     if (!ok) return;
     try {
-      await client.deleteItem(db, coll, item.id, partitionKeyOf(item, container));
+      await client.deleteItem(db, coll, item.id, keyOf(item));
       await onDeleted(`Deleted item ${item.id}.`);
     } catch (e) {
       fail(e);

@@ -2,6 +2,12 @@
 // expires, an editor to view, create, change and delete items, and a
 // panel to delete all items of a partition key. The editor and that
 // panel share the place beside the list.
+//
+// With a resource token (ctx.grant) a Read permission's items open read
+// only, with no New item, and no token gets the delete by partition key
+// panel, whose list of deletes in progress is one of Ebb's /_ebb routes
+// (a key's). A permission limited to one partition key refuses the
+// list's cross-partition query: the server's 403 message shows.
 
 import { Notice, h, replace } from "../dom.js";
 import { formatCharge, formatRelative, formatTime } from "../format.js";
@@ -79,10 +85,11 @@ class ItemsView {
       this.where = where.value.trim();
       this.load(true);
     });
-    const create = h("button", { type: "button", class: "button primary", onclick: () => this.openEditor(null) }, "New item");
+    const grant = this.ctx.grant;
+    const create = grant?.readOnly ? null : h("button", { type: "button", class: "button primary", onclick: () => this.openEditor(null) }, "New item");
     const refresh = h("button", { type: "button", class: "button", onclick: () => this.refresh() }, "Refresh");
     const hasKey = (this.page.container.partitionKey?.paths ?? []).length > 0;
-    const deletePartition = hasKey ? h("button", { type: "button", class: "button danger", onclick: () => this.openPartitionDelete() }, "Delete all items of a partition key…") : null;
+    const deletePartition = hasKey && !grant ? h("button", { type: "button", class: "button danger", onclick: () => this.openPartitionDelete() }, "Delete all items of a partition key…") : null;
     return h("div", { class: "toolbar" }, h("div", { class: "toolbar-actions" }, create, refresh, deletePartition), filter);
   }
 
@@ -178,6 +185,7 @@ class ItemsView {
       coll: this.page.coll,
       container: this.page.container,
       item,
+      readOnly: Boolean(this.ctx.grant?.readOnly),
       onSaved: async (saved, message) => {
         await this.load(true);
         this.openEditor(saved);

@@ -1,4 +1,5 @@
-// The sidebar: databases and their containers as a tree of links.
+// The sidebar: databases and their containers as a tree of links; with
+// a resource token, the one container it grants.
 
 import { h, replace } from "../dom.js";
 import { routeHref } from "../router.js";
@@ -6,12 +7,15 @@ import { routeHref } from "../router.js";
 /**
  * Sidebar draws the tree into el. Databases expand on demand; the one
  * holding the current page is expanded. Redrawing keeps keyboard focus
- * on the link or button that had it.
+ * on the link or button that had it. With a grant (a resource token's,
+ * see grant.js) it shows the granted container alone and lists nothing:
+ * a token may not list databases or containers.
  */
 export class Sidebar {
-  constructor(el, catalog) {
+  constructor(el, catalog, grant = null) {
     this.el = el;
     this.catalog = catalog;
+    this.grant = grant;
     this.expanded = new Set();
     this.route = { page: "home" };
     this.error = "";
@@ -26,6 +30,10 @@ export class Sidebar {
   }
 
   async draw() {
+    if (this.grant) {
+      this.drawGrant();
+      return;
+    }
     let databases;
     try {
       databases = await this.catalog.databases();
@@ -38,6 +46,27 @@ export class Sidebar {
     const focusKey = document.activeElement?.dataset?.key;
     replace(this.el, this.head(), this.error ? h("p", { class: "notice error", role: "alert" }, this.error) : null, this.tree(databases));
     if (focusKey) this.el.querySelector(`[data-key="${CSS.escape(focusKey)}"]`)?.focus();
+  }
+
+  /** drawGrant shows the granted container, under its database's name. */
+  drawGrant() {
+    const { db, coll } = this.grant;
+    const current = this.route.page === "container";
+    const href = routeHref({ page: "container", db, coll, tab: "items" });
+    replace(
+      this.el,
+      h("div", { class: "sidebar-head" }, h("h2", {}, "Granted")),
+      h(
+        "ul",
+        { class: "tree", role: "list" },
+        h(
+          "li",
+          {},
+          h("span", { class: "tree-db" }, db),
+          h("ul", { role: "list" }, h("li", {}, h("a", { href, class: "tree-leaf", "aria-current": current ? "page" : null }, coll))),
+        ),
+      ),
+    );
   }
 
   head() {
