@@ -13,6 +13,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/resource"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/engine/unique"
+	"github.com/ebbdb/ebb/internal/engine/vector"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
@@ -54,6 +55,8 @@ type container struct {
 	retention int64
 	// unique is the uniqueKeyPolicy, fixed at creation.
 	unique unique.Policy
+	// vectors is the vectorEmbeddingPolicy (nil: none), fixed at creation.
+	vectors *vector.Policy
 	// computed are the computed properties queries over the container's
 	// items read (nil: none); index is compiled with them.
 	computed *query.Computed
@@ -77,6 +80,7 @@ type offer struct {
 // follow sets what c interprets of its resource body from spec.
 func (c *container) follow(spec resource.ContainerSpec) {
 	c.pk, c.ttl, c.indexingNone, c.index, c.retention = spec.PK, spec.TTL, spec.IndexingNone, spec.Index, spec.Retention
+	c.vectors = spec.Vectors
 	c.unique, c.computed = spec.Unique, spec.Computed
 }
 

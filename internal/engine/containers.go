@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"sort"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -182,6 +183,9 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	}
 	if !resource.SamePaths(old.pk, spec.PK) {
 		return Resource{}, dberr.BadRequest("The partition key of a container cannot be changed. Its partition key is %s.", resource.PKPaths(old.pk))
+	}
+	if !reflect.DeepEqual(old.vectors, spec.Vectors) {
+		return Resource{}, dberr.BadRequest("The vectorEmbeddingPolicy of a container cannot be changed after it is created; create a new container with the new policy and copy the items.")
 	}
 	if !old.unique.Equal(spec.Unique) {
 		return Resource{}, dberr.BadRequest("The uniqueKeyPolicy of a container cannot be changed after it is created; create a new container with the new unique keys and copy the items.")

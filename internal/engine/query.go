@@ -294,7 +294,12 @@ func (e *Engine) compileQueryBody(body []byte, c *container) (*query.Plan, error
 	if err != nil {
 		return nil, err
 	}
-	return e.compile(text, params, c.computed)
+	plan, err := e.compile(text, params, c.computed)
+	if err != nil {
+		return nil, err
+	}
+	plan.SetVectors(c.vectorFunctions())
+	return plan, nil
 }
 
 // errNotServableByGateway is the service's answer (400, substatus 1004)
@@ -503,11 +508,7 @@ func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	text, params, err := parseQueryBody(body)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := e.compile(text, params, c.computed)
+	plan, err := e.compileQueryBody(body, c)
 	if err != nil {
 		return nil, err
 	}

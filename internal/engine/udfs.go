@@ -62,9 +62,24 @@ func (u udfCaller) Call(name string, args []query.Value) (query.Value, error) {
 	return v, scriptError(err)
 }
 
-// queryEnv is the query environment of a page over ds.
+// queryEnv is the query environment of a page over ds: its instant, its
+// user-defined functions, its container's vector distance functions.
 func (e *Engine) queryEnv(ds *docSource) query.Env {
 	env := e.env(ds.at)
 	env.UDFs = ds.udfs
+	env.Vectors = ds.c.vectorFunctions()
 	return env
+}
+
+// vectorFunctions returns the distance function of c's vector embedding
+// at a path; nil when c has no vectorEmbeddingPolicy.
+func (c *container) vectorFunctions() func(path string) (string, bool) {
+	vs := c.vectors
+	if vs == nil {
+		return nil
+	}
+	return func(path string) (string, bool) {
+		emb, ok := vs.Lookup(path)
+		return emb.DistanceFunction, ok
+	}
 }

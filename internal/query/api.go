@@ -22,6 +22,10 @@ type Env struct {
 	// UDFs calls the user-defined functions the query names; nil when it
 	// names none.
 	UDFs UDFs
+	// Vectors returns the distance function ("cosine", "dotproduct",
+	// "euclidean") of the container's vector embedding at a path; nil
+	// when the container has none.
+	Vectors func(path string) (string, bool)
 }
 
 // UDFs runs a container's user-defined functions. Call returns the

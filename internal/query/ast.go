@@ -116,6 +116,9 @@ type CallExpr struct {
 	// cache holds what a function prepared from constant arguments (a
 	// compiled regular expression).
 	cache any
+	// vectorRank: a VectorDistance call that is an ORDER BY key without
+	// ASC or DESC (functions_vector.go).
+	vectorRank bool
 }
 
 // ObjectExpr is an object constructor {a: x, "b": y}.
@@ -243,6 +246,8 @@ type FromSource struct {
 type OrderItem struct {
 	Expr Expr
 	Desc bool
+	// Explicit: the query says ASC or DESC.
+	Explicit bool
 }
 
 // isAggregate reports whether a statement aggregates its rows (aggregates

@@ -128,6 +128,9 @@ func (c *checker) checkStmt(s *SelectStmt, base int, top bool) {
 	}
 	for i := range s.OrderBy {
 		c.checkExpr(s.OrderBy[i].Expr, none)
+		if call, ok := s.OrderBy[i].Expr.(*CallExpr); ok && !s.OrderBy[i].Explicit && call.fn != nil && call.fn.name == "VectorDistance" {
+			call.vectorRank = true // most similar first
+		}
 	}
 	if s.Offset != nil {
 		c.checkExpr(s.Offset, none)

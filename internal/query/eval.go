@@ -54,8 +54,9 @@ type evalCtx struct {
 // runEnv is the per-query view of Env: the instant every date function
 // sees, computed once.
 type runEnv struct {
-	now  time.Time
-	udfs UDFs
+	now     time.Time
+	udfs    UDFs
+	vectors func(path string) (string, bool)
 }
 
 func newEvalCtx(nslots int, params []Value, env Env) *evalCtx {
@@ -63,7 +64,7 @@ func newEvalCtx(nslots int, params []Value, env Env) *evalCtx {
 	return &evalCtx{
 		vars:   make([]Value, nslots),
 		params: params,
-		env:    &runEnv{now: now, udfs: env.UDFs},
+		env:    &runEnv{now: now, udfs: env.UDFs, vectors: env.Vectors},
 		stack:  make([]Value, 0, 16),
 	}
 }

@@ -116,6 +116,7 @@ func init() {
 	registerArrayFunctions()
 	registerDateFunctions()
 	registerSpatialFunctions()
+	registerVectorFunctions()
 	registerOtherFunctions()
 }
 

@@ -220,9 +220,10 @@ func (p *parser) parseSelect() *SelectStmt {
 			item := OrderItem{Expr: p.parseExpr()}
 			switch p.tok {
 			case kAsc:
+				item.Explicit = true
 				p.next()
 			case kDesc:
-				item.Desc = true
+				item.Desc, item.Explicit = true, true
 				p.next()
 			}
 			s.OrderBy = append(s.OrderBy, item)

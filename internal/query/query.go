@@ -52,6 +52,7 @@ func check(text string, stmt *SelectStmt) (*Query, error) {
 	q := &Query{text: text, stmt: stmt, params: c.names, nslots: c.maxSlots, udfs: c.udfs, udfsAt: c.udfsAt}
 	q.fields, q.wholeDoc = docFields(stmt)
 	q.docNames, q.docDynamic = markDocRefs(stmt)
+	prepareVectorCalls(stmt)
 	return q, nil
 }
 
@@ -86,7 +87,14 @@ type Plan struct {
 	readsCps bool
 	fields   []string
 	wholeDoc bool
+	// vectors are the container's distance functions by path
+	// (SetVectors), which the query plan's ORDER BY directions need.
+	vectors func(path string) (string, bool)
 }
+
+// SetVectors gives the plan its container's vector distance functions by
+// path, as Env.Vectors gives them to a page.
+func (p *Plan) SetVectors(f func(path string) (string, bool)) { p.vectors = f }
 
 // Bind binds parameter values. A parameter the query refers to but params
 // lacks evaluates as undefined (as in Cosmos DB); extra parameters are

@@ -57,8 +57,15 @@ func (p *Plan) QueryInfo() QueryInfo {
 	if n := c.countOf(s.Limit); n >= 0 {
 		qi.Limit = &n
 	}
-	for _, o := range s.OrderBy {
-		if o.Desc {
+	desc := make([]bool, len(s.OrderBy))
+	for i, o := range s.OrderBy {
+		desc[i] = o.Desc
+		if call, ok := o.Expr.(*CallExpr); ok && call.vectorRank {
+			// Most similar first: the merge across partitions orders
+			// the scores themselves, greatest first but for Euclidean.
+			desc[i] = p.planVectorFunction(c, call) != "euclidean"
+		}
+		if desc[i] {
 			qi.OrderBy = append(qi.OrderBy, "Descending")
 		} else {
 			qi.OrderBy = append(qi.OrderBy, "Ascending")
@@ -88,14 +95,32 @@ func (p *Plan) QueryInfo() QueryInfo {
 			qi.Aggregates = append(qi.Aggregates, aggNames[a.fn.agg])
 		}
 	}
-	qi.RewrittenQuery = rewrite(s)
+	qi.RewrittenQuery = rewrite(s, desc)
 	return qi
+}
+
+// planVectorFunction is the distance function of a VectorDistance call
+// as a plan sees it: its options' if they are constant, else the
+// container's for its path (SetVectors), else cosine.
+func (p *Plan) planVectorFunction(c *evalCtx, call *CallExpr) string {
+	if len(call.Args) == 4 {
+		if f, ok := c.eval(call.Args[3]).Get("distanceFunction").AsString(); ok {
+			return strings.ToLower(f)
+		}
+	}
+	if vc, ok := call.cache.(vectorCall); ok && vc.path != "" && p.vectors != nil {
+		if f, ok := p.vectors(vc.path); ok {
+			return f
+		}
+	}
+	return "cosine"
 }
 
 // rewrite produces the per-partition query of the SDK's pipelined mode for
 // ORDER BY and VALUE-aggregate queries ("" otherwise: the SDK then sends the
 // original query).
-func rewrite(s *SelectStmt) string {
+// desc is each ORDER BY key's direction, as the plan reports it.
+func rewrite(s *SelectStmt, desc []bool) string {
 	switch {
 	case len(s.OrderBy) > 0 && len(s.From) > 0 && !s.isAggregate():
 		var b strings.Builder
@@ -128,7 +153,7 @@ func rewrite(s *SelectStmt) string {
 				b.WriteString(", ")
 			}
 			writeExpr(&b, o.Expr)
-			if o.Desc {
+			if desc[i] {
 				b.WriteString(" DESC")
 			} else {
 				b.WriteString(" ASC")

@@ -104,9 +104,10 @@ func TestUnsupportedContainerPropertiesRefused(t *testing.T) {
 		status int
 		name   string
 	}{
-		{`"vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","dimensions":3,"distanceFunction":"cosine"}]}`, 501, "vectorEmbeddingPolicy"},
+		{`"vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","dimensions":3,"distanceFunction":"cosine"}]}`, 201, "vectorEmbeddingPolicy"},
 		{`"fullTextPolicy":{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/t","language":"en-US"}]}`, 501, "fullTextPolicy"},
-		{`"indexingPolicy":{"vectorIndexes":[{"path":"/v","type":"flat"}]}`, 501, "vectorIndexes"},
+		{`"indexingPolicy":{"fullTextIndexes":[{"path":"/t"}]}`, 501, "fullTextIndexes"},
+		{`"indexingPolicy":{"vectorIndexes":[{"path":"/v","type":"flat"}]}`, 400, "vectorEmbeddingPolicy"},
 		{`"analyticalStorageTtl":-1`, 400, "analyticalStorageTtl"},
 		{`"geospatialConfig":{"type":"Geometry"}`, 501, "Geography"},
 		{`"geospatialConfig":{"type":"Geography"}`, 201, ""},

@@ -10,6 +10,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/feed"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/unique"
+	"github.com/ebbdb/ebb/internal/engine/vector"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -29,6 +30,8 @@ type ContainerSpec struct {
 	// Computed are the computedProperties (nil: none); Index is compiled
 	// with them.
 	Computed *query.Computed
+	// Vectors is the vectorEmbeddingPolicy (nil: none).
+	Vectors *vector.Policy
 }
 
 // DefaultPartitionKey is what the JS SDK sends for a container created
@@ -79,6 +82,14 @@ func ParseContainerSpec(body []byte, ms []document.Member) (ContainerSpec, error
 	if spec.Unique, err = unique.ParsePolicy(document.Lookup(ms, "uniqueKeyPolicy")); err != nil {
 		return spec, err
 	}
+	if spec.Vectors, err = vector.ParsePolicy(document.Lookup(ms, "vectorEmbeddingPolicy"), pkPaths(pk)); err != nil {
+		return spec, err
+	}
+	if ip, ok := document.ObjectMembers(document.Lookup(ms, "indexingPolicy")); ok {
+		if err := vector.CheckIndexes(document.Lookup(ip, "vectorIndexes"), spec.Vectors); err != nil {
+			return spec, err
+		}
+	}
 	return spec, refuseUnsupported(ms)
 }
 
@@ -92,10 +103,8 @@ func refuseUnsupported(ms []document.Member) error {
 		v := document.Lookup(ms, name)
 		return v != nil && string(v) != "null"
 	}
-	for _, name := range []string{"vectorEmbeddingPolicy", "fullTextPolicy"} {
-		if set(name) {
-			return dberr.NotImplemented("The container property %s is not supported by Ebb yet.", name)
-		}
+	if set("fullTextPolicy") {
+		return dberr.NotImplemented("The container property fullTextPolicy is not supported by Ebb yet.")
 	}
 	if set("analyticalStorageTtl") {
 		return dberr.BadRequest("The container property analyticalStorageTtl needs the analytical store, which Ebb does not have; leave it out.")
@@ -108,14 +117,21 @@ func refuseUnsupported(ms []document.Member) error {
 	}
 	if p := document.Lookup(ms, "indexingPolicy"); p != nil {
 		if pms, ok := document.ObjectMembers(p); ok {
-			for _, name := range []string{"vectorIndexes", "fullTextIndexes"} {
-				if v := document.Lookup(pms, name); v != nil && string(v) != "null" && string(v) != "[]" {
-					return dberr.NotImplemented("The indexing policy's %s are not supported by Ebb yet.", name)
-				}
+			if v := document.Lookup(pms, "fullTextIndexes"); v != nil && string(v) != "null" && string(v) != "[]" {
+				return dberr.NotImplemented("The indexing policy's fullTextIndexes are not supported by Ebb yet.")
 			}
 		}
 	}
 	return nil
+}
+
+// pkPaths are a partition key's paths as written ("/a/b").
+func pkPaths(pk document.PKDef) []string {
+	out := make([]string, len(pk.Paths))
+	for i, p := range pk.Paths {
+		out[i] = "/" + strings.Join(p, "/")
+	}
+	return out
 }
 
 // ContainerBody normalizes a client's container body: the client's
