@@ -8,6 +8,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/fulltext"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/engine/resource"
@@ -55,8 +56,10 @@ type container struct {
 	retention int64
 	// unique is the uniqueKeyPolicy, fixed at creation.
 	unique unique.Policy
-	// vectors is the vectorEmbeddingPolicy (nil: none), fixed at creation.
+	// vectors is the vectorEmbeddingPolicy (nil: none), fixed at creation;
+	// text is the fullTextPolicy (nil: none).
 	vectors *vector.Policy
+	text    *fulltext.Policy
 	// computed are the computed properties queries over the container's
 	// items read (nil: none); index is compiled with them.
 	computed *query.Computed
@@ -80,7 +83,7 @@ type offer struct {
 // follow sets what c interprets of its resource body from spec.
 func (c *container) follow(spec resource.ContainerSpec) {
 	c.pk, c.ttl, c.indexingNone, c.index, c.retention = spec.PK, spec.TTL, spec.IndexingNone, spec.Index, spec.Retention
-	c.vectors = spec.Vectors
+	c.vectors, c.text = spec.Vectors, spec.FullText
 	c.unique, c.computed = spec.Unique, spec.Computed
 }
 

@@ -222,8 +222,11 @@ type docSource struct {
 	// store is what the source reads: the engine's store, or a stored
 	// procedure's transaction (pinnedStore).
 	store storage.Store
-	// udfs are the user-defined functions the query calls (udfs.go).
-	udfs query.UDFs
+	// udfs are the user-defined functions the query calls (udfs.go);
+	// textStats the full-text statistics its FullTextScore calls rank
+	// by, by path (fulltext.go).
+	udfs      query.UDFs
+	textStats map[string]*query.TextStats
 }
 
 // items reads the source's container at its instant in snapshot r.

@@ -22,8 +22,12 @@ import (
 // each item those leave.
 
 // pageItemsWithUDFs is pageItems with the user-defined functions the
-// plan calls, loaded from src's store.
+// plan calls, loaded from src's store, and the full-text statistics its
+// FullTextScore calls rank by.
 func (e *Engine) pageItemsWithUDFs(ctx context.Context, plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
+	if err := e.countText(ctx, plan, src); err != nil {
+		return QueryResult{}, err
+	}
 	names := plan.UDFs()
 	if len(names) == 0 {
 		return e.pageItems(ctx, plan, src, req)
@@ -68,6 +72,12 @@ func (e *Engine) queryEnv(ds *docSource) query.Env {
 	env := e.env(ds.at)
 	env.UDFs = ds.udfs
 	env.Vectors = ds.c.vectorFunctions()
+	if text := ds.c.text; text != nil {
+		env.FullText = text.Covers
+	}
+	if ds.textStats != nil {
+		env.TextStats = func(path string) *query.TextStats { return ds.textStats[path] }
+	}
 	return env
 }
 
@@ -82,4 +92,24 @@ func (c *container) vectorFunctions() func(path string) (string, bool) {
 		emb, ok := vs.Lookup(path)
 		return emb.DistanceFunction, ok
 	}
+}
+
+// countText counts the full-text statistics plan's FullTextScore calls
+// rank by: over every item of the container visible at src's instant,
+// whatever partition the query reads, so that a score is the same in a
+// partition's query as across partitions, and an expired item never
+// counts.
+func (e *Engine) countText(ctx context.Context, plan *query.Plan, src *docSource) error {
+	qs := plan.FullTextQueries()
+	if len(qs) == 0 {
+		return nil
+	}
+	whole := *src
+	whole.prefix = keyspace.CollPrefix(keyspace.Doc, src.c.rid)
+	stats, err := query.FullTextStats(&whole, qs)
+	if err != nil {
+		return err
+	}
+	src.textStats = stats
+	return nil
 }

@@ -26,6 +26,11 @@ type Env struct {
 	// "euclidean") of the container's vector embedding at a path; nil
 	// when the container has none.
 	Vectors func(path string) (string, bool)
+	// FullText reports whether the container's fullTextPolicy covers a
+	// path; TextStats returns the statistics FullTextScore ranks a path
+	// by (FullTextStats). Nil when the container has no full-text policy.
+	FullText  func(path string) bool
+	TextStats func(path string) *TextStats
 }
 
 // UDFs runs a container's user-defined functions. Call returns the

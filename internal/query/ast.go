@@ -248,6 +248,8 @@ type OrderItem struct {
 	Desc bool
 	// Explicit: the query says ASC or DESC.
 	Explicit bool
+	// Rank: ORDER BY RANK <score>, highest score first.
+	Rank bool
 }
 
 // isAggregate reports whether a statement aggregates its rows (aggregates

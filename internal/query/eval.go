@@ -54,9 +54,11 @@ type evalCtx struct {
 // runEnv is the per-query view of Env: the instant every date function
 // sees, computed once.
 type runEnv struct {
-	now     time.Time
-	udfs    UDFs
-	vectors func(path string) (string, bool)
+	now       time.Time
+	udfs      UDFs
+	vectors   func(path string) (string, bool)
+	fullText  func(path string) bool
+	textStats func(path string) *TextStats
 }
 
 func newEvalCtx(nslots int, params []Value, env Env) *evalCtx {
@@ -64,7 +66,7 @@ func newEvalCtx(nslots int, params []Value, env Env) *evalCtx {
 	return &evalCtx{
 		vars:   make([]Value, nslots),
 		params: params,
-		env:    &runEnv{now: now, udfs: env.UDFs, vectors: env.Vectors},
+		env:    &runEnv{now: now, udfs: env.UDFs, vectors: env.Vectors, fullText: env.FullText, textStats: env.TextStats},
 		stack:  make([]Value, 0, 16),
 	}
 }

@@ -66,6 +66,11 @@ func writeStmt(b *strings.Builder, s *SelectStmt) {
 		} else {
 			b.WriteString(", ")
 		}
+		if o.Rank {
+			b.WriteString("RANK ")
+			writeExpr(b, o.Expr)
+			continue
+		}
 		writeExpr(b, o.Expr)
 		if o.Desc {
 			b.WriteString(" DESC")

@@ -117,6 +117,7 @@ func init() {
 	registerDateFunctions()
 	registerSpatialFunctions()
 	registerVectorFunctions()
+	registerFullTextFunctions()
 	registerOtherFunctions()
 }
 
@@ -174,30 +175,6 @@ func registerOtherFunctions() {
 		}
 		return NewArray(out...)
 	})
-	fullText := func(all bool) func(*evalCtx, *CallExpr, []Value) Value {
-		return func(_ *evalCtx, _ *CallExpr, a []Value) Value {
-			if a[0].kind != String {
-				return undefinedValue
-			}
-			words := textTokens(a[0].str)
-			for _, t := range a[1:] {
-				if t.kind != String {
-					return undefinedValue
-				}
-				hit := containsPhrase(words, textTokens(t.str))
-				if hit && !all {
-					return trueValue
-				}
-				if !hit && all {
-					return falseValue
-				}
-			}
-			return BoolValue(all)
-		}
-	}
-	register("FullTextContains", 2, 2, fullText(true))
-	register("FullTextContainsAll", 2, -1, fullText(true))
-	register("FullTextContainsAny", 2, -1, fullText(false))
 }
 
 // textTokens splits text into lower-case words (runs of letters and

@@ -42,9 +42,9 @@ func registerVectorFunctions() {
 	})
 }
 
-// prepareVectorCalls records in each VectorDistance call of a checked
-// statement the item path its first argument reads.
-func prepareVectorCalls(s *SelectStmt) {
+// prepareSearchCalls records in each VectorDistance and full-text call
+// of a checked statement the item path its first argument reads.
+func prepareSearchCalls(s *SelectStmt) {
 	if len(s.From) == 0 {
 		return
 	}
@@ -53,8 +53,11 @@ func prepareVectorCalls(s *SelectStmt) {
 	visit := func(e Expr) bool {
 		switch x := e.(type) {
 		case *CallExpr:
-			if x.fn != nil && x.fn.name == "VectorDistance" && len(x.Args) > 0 {
+			switch {
+			case x.fn != nil && x.fn.name == "VectorDistance" && len(x.Args) > 0:
 				x.cache = vectorCall{path: itemPath(x.Args[0], isDoc)}
+			case isFullTextCall(x) && len(x.Args) > 0:
+				x.cache = searchCall{path: itemPath(x.Args[0], isDoc)}
 			}
 		case *SubqueryExpr:
 			visitStmt(x.Query)

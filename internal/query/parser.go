@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // MaxDepth caps the nesting of expressions and subqueries; deeper input is
@@ -39,6 +40,14 @@ func (p *parser) init(src string) {
 func (p *parser) next() {
 	p.pos, p.tok, p.lit = p.sc.scan()
 	p.end = p.sc.off
+}
+
+// peek is the token after the current one.
+func (p *parser) peek() token {
+	sc := p.sc
+	sc.err = func(int, string) {} // the scan proper reports them
+	_, tok, _ := sc.scan()
+	return tok
 }
 
 func (p *parser) error(pos int, msg string) {
@@ -217,6 +226,16 @@ func (p *parser) parseSelect() *SelectStmt {
 		p.next()
 		p.expect(kBy)
 		for {
+			if p.tok == tIdent && strings.EqualFold(p.lit, "RANK") && p.peek() == tIdent {
+				// ORDER BY RANK FullTextScore(…) or RRF(…).
+				p.next()
+				s.OrderBy = append(s.OrderBy, OrderItem{Expr: p.parseExpr(), Desc: true, Explicit: true, Rank: true})
+				if p.tok != tComma {
+					break
+				}
+				p.next()
+				continue
+			}
 			item := OrderItem{Expr: p.parseExpr()}
 			switch p.tok {
 			case kAsc:

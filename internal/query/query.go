@@ -46,13 +46,14 @@ func Parse(text string) (*Query, error) {
 func check(text string, stmt *SelectStmt) (*Query, error) {
 	c := &checker{src: text, params: map[string]int{}}
 	c.checkStmt(stmt, 0, true)
+	c.checkSearchFunctions(stmt)
 	if err := c.errs.err(); err != nil {
 		return nil, err
 	}
 	q := &Query{text: text, stmt: stmt, params: c.names, nslots: c.maxSlots, udfs: c.udfs, udfsAt: c.udfsAt}
 	q.fields, q.wholeDoc = docFields(stmt)
 	q.docNames, q.docDynamic = markDocRefs(stmt)
-	prepareVectorCalls(stmt)
+	prepareSearchCalls(stmt)
 	return q, nil
 }
 

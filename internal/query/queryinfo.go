@@ -59,6 +59,11 @@ func (p *Plan) QueryInfo() QueryInfo {
 	}
 	desc := make([]bool, len(s.OrderBy))
 	for i, o := range s.OrderBy {
+		if o.Rank {
+			// ORDER BY RANK is scored over the whole container by each
+			// partition's query (FullTextStats): the SDK passes it on.
+			continue
+		}
 		desc[i] = o.Desc
 		if call, ok := o.Expr.(*CallExpr); ok && call.vectorRank {
 			// Most similar first: the merge across partitions orders
@@ -122,7 +127,7 @@ func (p *Plan) planVectorFunction(c *evalCtx, call *CallExpr) string {
 // desc is each ORDER BY key's direction, as the plan reports it.
 func rewrite(s *SelectStmt, desc []bool) string {
 	switch {
-	case len(s.OrderBy) > 0 && len(s.From) > 0 && !s.isAggregate():
+	case len(s.OrderBy) > 0 && len(s.From) > 0 && !s.isAggregate() && !s.OrderBy[0].Rank:
 		var b strings.Builder
 		b.WriteString("SELECT ")
 		if s.Distinct {

@@ -105,8 +105,9 @@ func TestUnsupportedContainerPropertiesRefused(t *testing.T) {
 		name   string
 	}{
 		{`"vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","dimensions":3,"distanceFunction":"cosine"}]}`, 201, "vectorEmbeddingPolicy"},
-		{`"fullTextPolicy":{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/t","language":"en-US"}]}`, 501, "fullTextPolicy"},
-		{`"indexingPolicy":{"fullTextIndexes":[{"path":"/t"}]}`, 501, "fullTextIndexes"},
+		{`"fullTextPolicy":{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/t","language":"en-US"}]}`, 201, "fullTextPolicy"},
+		{`"fullTextPolicy":{"defaultLanguage":"de-DE","fullTextPaths":[{"path":"/t"}]}`, 400, "de-DE"},
+		{`"indexingPolicy":{"fullTextIndexes":[{"path":"/t"}]}`, 400, "fullTextPolicy"},
 		{`"indexingPolicy":{"vectorIndexes":[{"path":"/v","type":"flat"}]}`, 400, "vectorEmbeddingPolicy"},
 		{`"analyticalStorageTtl":-1`, 400, "analyticalStorageTtl"},
 		{`"geospatialConfig":{"type":"Geometry"}`, 501, "Geography"},

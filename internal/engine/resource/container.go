@@ -8,6 +8,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/feed"
+	"github.com/ebbdb/ebb/internal/engine/fulltext"
 	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/unique"
 	"github.com/ebbdb/ebb/internal/engine/vector"
@@ -32,6 +33,8 @@ type ContainerSpec struct {
 	Computed *query.Computed
 	// Vectors is the vectorEmbeddingPolicy (nil: none).
 	Vectors *vector.Policy
+	// FullText is the fullTextPolicy (nil: none).
+	FullText *fulltext.Policy
 }
 
 // DefaultPartitionKey is what the JS SDK sends for a container created
@@ -85,8 +88,14 @@ func ParseContainerSpec(body []byte, ms []document.Member) (ContainerSpec, error
 	if spec.Vectors, err = vector.ParsePolicy(document.Lookup(ms, "vectorEmbeddingPolicy"), pkPaths(pk)); err != nil {
 		return spec, err
 	}
+	if spec.FullText, err = fulltext.ParsePolicy(document.Lookup(ms, "fullTextPolicy")); err != nil {
+		return spec, err
+	}
 	if ip, ok := document.ObjectMembers(document.Lookup(ms, "indexingPolicy")); ok {
 		if err := vector.CheckIndexes(document.Lookup(ip, "vectorIndexes"), spec.Vectors); err != nil {
+			return spec, err
+		}
+		if err := fulltext.CheckIndexes(document.Lookup(ip, "fullTextIndexes"), spec.FullText); err != nil {
 			return spec, err
 		}
 	}
@@ -103,9 +112,6 @@ func refuseUnsupported(ms []document.Member) error {
 		v := document.Lookup(ms, name)
 		return v != nil && string(v) != "null"
 	}
-	if set("fullTextPolicy") {
-		return dberr.NotImplemented("The container property fullTextPolicy is not supported by Ebb yet.")
-	}
 	if set("analyticalStorageTtl") {
 		return dberr.BadRequest("The container property analyticalStorageTtl needs the analytical store, which Ebb does not have; leave it out.")
 	}
@@ -113,13 +119,6 @@ func refuseUnsupported(ms []document.Member) error {
 		var cfg struct{ Type string }
 		if json.Unmarshal(g, &cfg) != nil || !strings.EqualFold(cfg.Type, "Geography") {
 			return dberr.NotImplemented("Ebb supports geospatialConfig type Geography only; got %s.", document.Truncate(g, 64))
-		}
-	}
-	if p := document.Lookup(ms, "indexingPolicy"); p != nil {
-		if pms, ok := document.ObjectMembers(p); ok {
-			if v := document.Lookup(pms, "fullTextIndexes"); v != nil && string(v) != "null" && string(v) != "[]" {
-				return dberr.NotImplemented("The indexing policy's fullTextIndexes are not supported by Ebb yet.")
-			}
 		}
 	}
 	return nil
