@@ -100,6 +100,8 @@ func (p *Plan) Page(ctx context.Context, src Source, req PageRequest) (Page, err
 		next, err = ex.stream(src, cur, pageSize, pageBytes)
 	case modeOrderBy:
 		next, err = ex.orderBy(src, cur, pageSize)
+	case modeFused:
+		next, err = ex.fused(src, cur, pageSize)
 	default:
 		next, err = ex.materialized(src, cur, pageSize)
 	}

@@ -1,7 +1,10 @@
 package query
 
 import (
+	"bytes"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +16,8 @@ import (
 // over the container's items visible at the query's instant
 // (TextStats, which the engine computes by FullTextStats): an expired
 // item never counts, whether or not it was purged. It may appear only
-// as ORDER BY RANK, highest score first.
+// as ORDER BY RANK, highest score first, or in an RRF there (reciprocal
+// rank fusion of several rankings, executor.fused).
 
 // stopWords are the English analyzer's stop words (Lucene's
 // EnglishAnalyzer list).
@@ -133,7 +137,8 @@ func registerFullTextFunctions() {
 	register("FullTextContains", 2, 2, fullText(true))
 	register("FullTextContainsAll", 2, -1, fullText(true))
 	register("FullTextContainsAny", 2, -1, fullText(false))
-	// RRF is recognized so that the checker can say it is not supported.
+	// RRF ranks the rows as a whole (executor.fused); as a value it is
+	// nothing.
 	register("RRF", 1, -1, func(*evalCtx, *CallExpr, []Value) Value { return undefinedValue })
 	register("FullTextScore", 2, -1, func(c *evalCtx, x *CallExpr, a []Value) Value {
 		if a[0].kind != String {
@@ -242,9 +247,10 @@ func valueAt(v Value, path string) Value {
 }
 
 // checkSearchFunctions applies the service's rules on where the ranking
-// functions may appear: FullTextScore only as ORDER BY RANK, which must
-// be the query's only ordering. RRF (hybrid ranking) is refused: Ebb
-// does not fuse rankings yet.
+// functions may appear: FullTextScore only as ORDER BY RANK or in its
+// RRF, which must be the query's only ordering; RRF only as ORDER BY
+// RANK, over FullTextScore and VectorDistance calls with an optional
+// array of weights last.
 func (c *checker) checkSearchFunctions(s *SelectStmt) {
 	ranked := map[*CallExpr]bool{}
 	for _, o := range s.OrderBy {
@@ -260,6 +266,9 @@ func (c *checker) checkSearchFunctions(s *SelectStmt) {
 			continue
 		}
 		ranked[call] = true
+		if call.fn.name == "RRF" {
+			c.checkRRF(call, ranked)
+		}
 	}
 	var visit func(st *SelectStmt)
 	visit = func(st *SelectStmt) {
@@ -267,10 +276,10 @@ func (c *checker) checkSearchFunctions(s *SelectStmt) {
 			switch x := e.(type) {
 			case *CallExpr:
 				switch {
-				case x.fn == nil:
+				case x.fn == nil || ranked[x]:
 				case x.fn.name == "RRF":
-					c.error(x.At, "RRF (hybrid search) is not supported by Ebb yet; rank by FullTextScore or by VectorDistance alone")
-				case x.fn.name == "FullTextScore" && !ranked[x]:
+					c.error(x.At, "RRF can only be used in ORDER BY RANK")
+				case x.fn.name == "FullTextScore":
 					c.error(x.At, "FullTextScore can only be used in ORDER BY RANK")
 				}
 			case *SubqueryExpr:
@@ -281,4 +290,164 @@ func (c *checker) checkSearchFunctions(s *SelectStmt) {
 		})
 	}
 	visit(s)
+}
+
+// checkRRF checks the arguments of an RRF: its components, at least two
+// FullTextScore or VectorDistance calls, and optionally an array of one
+// weight per component.
+func (c *checker) checkRRF(call *CallExpr, ranked map[*CallExpr]bool) {
+	comps, weights := rrfParts(call)
+	if len(comps) < 2 {
+		c.error(call.At, "RRF fuses two or more FullTextScore or VectorDistance scores")
+	}
+	for _, a := range comps {
+		x, ok := a.(*CallExpr)
+		if !ok || x.fn == nil || (x.fn.name != "FullTextScore" && x.fn.name != "VectorDistance") {
+			c.error(a.Pos(), "RRF takes FullTextScore(...) and VectorDistance(...) calls, and an array of weights last")
+			continue
+		}
+		ranked[x] = true
+		if x.fn.name == "VectorDistance" {
+			x.vectorRank = true // ranked most similar first
+		}
+	}
+	if w, ok := weights.(*ArrayExpr); ok && len(w.Elems) != len(comps) {
+		c.error(w.Pos(), "RRF's weights array needs one weight per score")
+	}
+}
+
+// isRRF reports whether e is an RRF call.
+func isRRF(e Expr) bool {
+	x, ok := e.(*CallExpr)
+	return ok && x.fn != nil && x.fn.name == "RRF"
+}
+
+// rrfParts splits an RRF call's arguments into its scores and its
+// weights (nil for none).
+func rrfParts(call *CallExpr) (comps []Expr, weights Expr) {
+	comps = call.Args
+	if n := len(comps); n > 0 {
+		if _, ok := comps[n-1].(*ArrayExpr); ok {
+			return comps[:n-1], comps[n-1]
+		}
+		if _, ok := comps[n-1].(*ParamExpr); ok {
+			return comps[:n-1], comps[n-1]
+		}
+	}
+	return comps, nil
+}
+
+// rrfK is reciprocal rank fusion's constant: a row's fused score is the
+// sum over the scores of weight / (rrfK + its rank by that score).
+const rrfK = 60
+
+// fused computes the whole result of ORDER BY RANK RRF(…): each row's
+// rank by each score (FullTextScore highest first, VectorDistance most
+// similar first), fused, highest first; then OFFSET, TOP and the page at
+// the cursor's offset, as a materialized result.
+func (ex *executor) fused(src Source, cur *cursor, pageSize int) (*cursor, error) {
+	s := ex.s
+	comps, weightsExpr := rrfParts(s.OrderBy[0].Expr.(*CallExpr))
+	type row struct {
+		scores []Value
+		value  Value
+		key    []byte
+		fused  float64
+	}
+	var rows []*row
+	ex.needDoc = true
+	err := src.Scan(nil, func(key, d []byte) bool {
+		if !ex.c.m.spend(docCost(len(d))) || !ex.bindDoc(key, d) {
+			return false
+		}
+		return ex.c.forEachRow(s, 0, func() bool {
+			r := &row{scores: make([]Value, len(comps)), key: append([]byte(nil), key...)}
+			for i, e := range comps {
+				r.scores[i] = ex.c.eval(e)
+			}
+			v, ok := ex.projectRow()
+			if ok {
+				r.value = v.Clone()
+				rows = append(rows, r)
+			}
+			return !ex.c.m.halted()
+		})
+	})
+	if ex.err != nil {
+		return nil, ex.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("query: scan: %w", err)
+	}
+	if ex.c.m.halted() {
+		return nil, ex.haltError(true)
+	}
+	weights := make([]float64, len(comps))
+	for i := range weights {
+		weights[i] = 1
+	}
+	if weightsExpr != nil {
+		for i, w := range ex.c.eval(weightsExpr).Elems() {
+			if i < len(weights) && w.kind == Number {
+				weights[i] = w.num
+			}
+		}
+	}
+	order := make([]*row, len(rows))
+	for i, call := range comps {
+		copy(order, rows)
+		// A ranked VectorDistance is a key, smallest first; a
+		// FullTextScore a score, greatest first.
+		vector := call.(*CallExpr).fn.name == "VectorDistance"
+		slices.SortStableFunc(order, func(a, b *row) int {
+			x, y := a.scores[i], b.scores[i]
+			if vector {
+				return compareNumbers(x, y)
+			}
+			return compareNumbers(y, x)
+		})
+		for rank, r := range order {
+			r.fused += weights[i] / float64(rrfK+rank+1)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b *row) int {
+		switch {
+		case a.fused > b.fused:
+			return -1
+		case a.fused < b.fused:
+			return 1
+		}
+		return bytes.Compare(a.key, b.key)
+	})
+	skip := min(ex.p.skip, len(rows))
+	rows = rows[skip:]
+	if ex.p.max >= 0 && len(rows) > ex.p.max {
+		rows = rows[:ex.p.max]
+	}
+	start := min(cur.offset, len(rows))
+	end := min(start+pageSize, len(rows))
+	for _, r := range rows[start:end] {
+		ex.emitValue(r.value)
+	}
+	if end < len(rows) {
+		return &cursor{offset: end}, nil
+	}
+	return nil, nil
+}
+
+// compareNumbers orders numbers ascending, anything else after them.
+func compareNumbers(x, y Value) int {
+	switch {
+	case x.kind != Number && y.kind != Number:
+		return 0
+	case x.kind != Number:
+		return 1
+	case y.kind != Number:
+		return -1
+	case x.num < y.num:
+		return -1
+	case x.num > y.num:
+		return 1
+	}
+	return 0
 }

@@ -59,10 +59,40 @@ func TestFullTextScore(t *testing.T) {
 		"SELECT FullTextScore(c.t, 'a') FROM c",
 		"SELECT * FROM c ORDER BY RANK c.t",
 		"SELECT * FROM c ORDER BY RANK FullTextScore(c.t, 'a'), c.id",
-		"SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'a'), FullTextScore(c.t, 'b'))",
+		"SELECT RRF(FullTextScore(c.t, 'a'), FullTextScore(c.t, 'b')) FROM c",
+		"SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'a'))",
+		"SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'a'), c.x)",
+		"SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'a'), FullTextScore(c.t, 'b'), [1])",
 	} {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("Parse(%q) accepted", bad)
 		}
+	}
+}
+
+// TestRRF fuses a full-text ranking with a vector ranking: each row's
+// fused score is the sum of 1/(60 + its rank) over the two.
+func TestRRF(t *testing.T) {
+	src := docs(`{"id":"a","t":"alpha","v":[0,1]}`, `{"id":"b","t":"alpha alpha beta","v":[1,0]}`, `{"id":"c","t":"beta","v":[0.9,0.1]}`)
+	q, err := Parse("SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'alpha'), VectorDistance(c.v, [1, 0]), [1, 2])")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := q.Bind(nil)
+	stats, _ := FullTextStats(src, p.FullTextQueries())
+	pg, err := p.Page(context.Background(), src, PageRequest{Env: Env{TextStats: func(path string) *TextStats { return stats[path] }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range pg.Rows() {
+		ids = append(ids, string(r))
+	}
+	// Full text: a (one alpha in one word) scores above b (two in
+	// three), c has none. Vector (cosine to [1,0]): b, c, a. Weighted 1
+	// and 2: b 1/62+2/61 = .04892, a 1/61+2/63 = .04814, c 1/63+2/62 =
+	// .04813.
+	if strings.Join(ids, ",") != `"b","a","c"` {
+		t.Fatalf("fused %v", ids)
 	}
 }

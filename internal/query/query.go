@@ -244,6 +244,7 @@ const (
 	modeOrderBy                      // top-k by sort keys, resumable by sort position
 	modeMaterialized                 // whole result computed, paged by offset
 	modeNoFrom                       // no FROM: rows computed without a source
+	modeFused                        // ORDER BY RANK RRF(…): whole result ranked, paged by offset
 )
 
 func (m execMode) String() string {
@@ -256,6 +257,8 @@ func (m execMode) String() string {
 		return "materialized"
 	case modeNoFrom:
 		return "nofrom"
+	case modeFused:
+		return "fused"
 	}
 	return "mode(" + strconv.Itoa(int(m)) + ")"
 }
@@ -266,6 +269,8 @@ func planMode(s *SelectStmt) execMode {
 		return modeNoFrom
 	case s.isAggregate() || s.Distinct:
 		return modeMaterialized
+	case len(s.OrderBy) > 0 && s.OrderBy[0].Rank && isRRF(s.OrderBy[0].Expr):
+		return modeFused
 	case len(s.OrderBy) > 0:
 		return modeOrderBy
 	}

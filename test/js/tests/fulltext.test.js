@@ -79,13 +79,40 @@ describe("full-text search", () => {
     assert.deepEqual(inP, want.filter((id) => live.find((d) => d.id === id).pk === "p"));
   });
 
+  test("ORDER BY RANK RRF fuses a full-text and a vector ranking", async () => {
+    const { container } = await database.containers.create({
+      id: uniqueId("t"),
+      ...textPolicy,
+      vectorEmbeddingPolicy: { vectorEmbeddings: [{ path: "/v", dataType: "float32", distanceFunction: "cosine", dimensions: 2 }] },
+    });
+    const docs = [
+      { id: "a", pk: "p", text: "alpha", v: [0, 1] },
+      { id: "b", pk: "q", text: "alpha alpha beta", v: [1, 0] },
+      { id: "c", pk: "p", text: "beta", v: [0.9, 0.1] },
+      { id: "d", pk: "q", text: "gamma alpha", v: [0.5, 0.5] },
+    ];
+    for (const d of docs) await container.items.create(d);
+    const q = [1, 0];
+    const textRank = byScore(bm25(docs, ["alpha"]));
+    const cos = (v) => (v[0] * q[0] + v[1] * q[1]) / Math.hypot(...v);
+    const vectorRank = [...docs].sort((x, y) => cos(y.v) - cos(x.v)).map((d) => d.id);
+    const fused = docs
+      .map((d) => ({ id: d.id, score: 1 / (61 + textRank.indexOf(d.id)) + 2 / (61 + vectorRank.indexOf(d.id)) }))
+      .sort((x, y) => y.score - x.score)
+      .map((x) => x.id);
+    const { resources } = await container.items
+      .query({ query: "SELECT TOP 3 VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, 'alpha'), VectorDistance(c.v, @q), [1, 2])", parameters: [{ name: "@q", value: q }] })
+      .fetchAll();
+    assert.deepEqual(resources, fused.slice(0, 3));
+  });
+
   test("the service's rules and the policies' validation", async () => {
     const { container } = await database.containers.create({ id: uniqueId("t"), ...textPolicy });
     await expectCosmosError(container.items.query("SELECT FullTextScore(c.text, 'a') AS s FROM c", { partitionKey: "p" }).fetchAll(), 400, {
       messageIncludes: "FullTextScore can only be used in ORDER BY RANK",
     });
-    await expectCosmosError(container.items.query("SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, 'a'), FullTextScore(c.text, 'b'))", { partitionKey: "p" }).fetchAll(), 400, {
-      messageIncludes: "RRF",
+    await expectCosmosError(container.items.query("SELECT RRF(FullTextScore(c.text, 'a'), FullTextScore(c.text, 'b')) AS r FROM c", { partitionKey: "p" }).fetchAll(), 400, {
+      messageIncludes: "RRF can only be used in ORDER BY RANK",
     });
     const base = { partitionKey: { paths: ["/pk"] } };
     await expectCosmosError(database.containers.create({ ...base, id: uniqueId("t"), fullTextPolicy: { defaultLanguage: "fr-FR", fullTextPaths: [{ path: "/text" }] } }), 400, {
