@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// BenchmarkSearch measures exact vector search and full-text ranking,
+// through the engine, over items of one container: top 10 by
+// VectorDistance over 10,000 vectors of 768 float32 dimensions, and top
+// 10 by FullTextScore over 10,000 short texts, each beside a plain scan
+// of the same items (SELECT COUNT) for scale.
+func BenchmarkSearch(b *testing.B) {
+	const items, dims = 10000, 768
+	ctx := context.Background()
+	ref := ItemRef{DB: "db", Coll: "c", PK: `["p"]`, HasPK: true}
+	rng := rand.New(rand.NewPCG(1, 2))
+	vector := func() []float32 {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(rng.Float64()*2 - 1)
+		}
+		return v
+	}
+	words := strings.Fields("search engine vector index query ranking score document text token stem word corpus relevance retrieval")
+	e, _ := newTestEngine(b)
+	mustCreate(b, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]},`+
+		`"vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","distanceFunction":"cosine","dimensions":768}]},`+
+		`"fullTextPolicy":{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/t"}]},`+
+		`"indexingPolicy":{"excludedPaths":[{"path":"/v/*"}],"vectorIndexes":[{"path":"/v","type":"diskANN"}],"fullTextIndexes":[{"path":"/t"}]}}`)
+	for start := 0; start < items; start += MaxBatchOperations {
+		var ops []string
+		for i := start; i < min(items, start+MaxBatchOperations); i++ {
+			var t []string
+			for range 8 {
+				t = append(t, words[rng.IntN(len(words))])
+			}
+			doc, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("d%05d", i), "pk": "p", "v": vector(), "t": strings.Join(t, " ")})
+			ops = append(ops, `{"operationType":"Create","resourceBody":`+string(doc)+`}`)
+		}
+		if _, err := e.ExecuteBatch(ctx, ref, []byte("["+strings.Join(ops, ",")+"]"), BatchOptions{Atomic: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q, _ := json.Marshal(vector())
+	run := func(b *testing.B, text string, want int) {
+		body, _ := json.Marshal(map[string]string{"query": text})
+		for b.Loop() {
+			req := QueryRequest{Ref: ref, Body: body, MaxItemCount: -1}
+			rows := 0
+			for {
+				res, err := e.QueryItems(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rows += len(res.Rows())
+				res.Body.Release()
+				if res.Continuation == "" {
+					break
+				}
+				req.Continuation = res.Continuation
+			}
+			if rows != want {
+				b.Fatalf("%d rows, want %d", rows, want)
+			}
+		}
+	}
+	b.Run("count-scan", func(b *testing.B) { run(b, "SELECT VALUE COUNT(1) FROM c", 1) })
+	b.Run("vector-top10-exact", func(b *testing.B) {
+		run(b, "SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(c.v, "+string(q)+")", 10)
+	})
+	b.Run("fulltext-top10", func(b *testing.B) {
+		run(b, "SELECT TOP 10 c.id FROM c ORDER BY RANK FullTextScore(c.t, 'vector', 'ranking')", 10)
+	})
+}
