@@ -570,6 +570,12 @@ func (e *Engine) QueryDatabases(ctx context.Context, body []byte) (QueryResult, 
 // QueryContainers runs a query over a database's containers.
 func (e *Engine) QueryContainers(ctx context.Context, dbID string, body []byte) (QueryResult, error) {
 	rows, rid, _, err := e.Containers(ctx, dbID)
+	return e.queryResources(ctx, rows, rid, err, body)
+}
+
+// queryResources runs a query over the resources rows of a feed whose
+// envelope's _rid is rid; err is the error of reading them.
+func (e *Engine) queryResources(ctx context.Context, rows [][]byte, rid string, err error, body []byte) (QueryResult, error) {
 	if err != nil {
 		return QueryResult{}, err
 	}

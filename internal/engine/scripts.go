@@ -183,7 +183,7 @@ func (e *Engine) CreateScript(ctx context.Context, dbID, collID string, kind Scr
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(raw, throughput.CatalogWrite)
+	return catalogResult(raw, throughput.CatalogWrite)
 }
 
 // scriptRID is the _rid of the script made as resource number n.
@@ -203,7 +203,9 @@ func (c *container) scriptResource(kind ScriptKind, body []byte, ms []document.M
 	})
 }
 
-func scriptResult(raw []byte, charge float64) (Resource, error) {
+// catalogResult is a stored catalog resource (a script, user or
+// permission) as an answer: its JSON and _etag.
+func catalogResult(raw []byte, charge float64) (Resource, error) {
 	var f resource.Fields
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return Resource{}, err
@@ -224,7 +226,7 @@ func (e *Engine) ReadScript(ctx context.Context, dbID, collID string, kind Scrip
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(raw, throughput.CatalogRead)
+	return catalogResult(raw, throughput.CatalogRead)
 }
 
 // ReplaceScript replaces a script; ifMatch is If-Match ("" for none).
@@ -262,7 +264,7 @@ func (e *Engine) ReplaceScript(ctx context.Context, dbID, collID string, kind Sc
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(raw, throughput.CatalogWrite)
+	return catalogResult(raw, throughput.CatalogWrite)
 }
 
 // DeleteScript deletes a script; ifMatch is If-Match ("" for none).
@@ -307,12 +309,7 @@ func (e *Engine) Scripts(ctx context.Context, dbID, collID string, kind ScriptKi
 // QueryScripts runs a query over a container's scripts of kind.
 func (e *Engine) QueryScripts(ctx context.Context, dbID, collID string, kind ScriptKind, body []byte) (QueryResult, error) {
 	rows, rid, err := e.Scripts(ctx, dbID, collID, kind)
-	if err != nil {
-		return QueryResult{}, err
-	}
-	res, err := e.queryCatalog(ctx, rows, body)
-	res.RID = rid
-	return res, err
+	return e.queryResources(ctx, rows, rid, err, body)
 }
 
 // readMatching reads the script resource at key for a replace or

@@ -48,23 +48,8 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	q, _ := json.Marshal(vector())
 	run := func(b *testing.B, text string, want int) {
-		body, _ := json.Marshal(map[string]string{"query": text})
 		for b.Loop() {
-			req := QueryRequest{Ref: ref, Body: body, MaxItemCount: -1}
-			rows := 0
-			for {
-				res, err := e.QueryItems(ctx, req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rows += len(res.Rows())
-				res.Body.Release()
-				if res.Continuation == "" {
-					break
-				}
-				req.Continuation = res.Continuation
-			}
-			if rows != want {
+			if rows := allRows(b, e, ref, text); rows != want {
 				b.Fatalf("%d rows, want %d", rows, want)
 			}
 		}

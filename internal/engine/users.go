@@ -92,7 +92,7 @@ func (e *Engine) CreateUser(ctx context.Context, dbID string, body []byte) (Reso
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(raw, throughput.CatalogWrite)
+	return catalogResult(raw, throughput.CatalogWrite)
 }
 
 // ReadUser returns a user.
@@ -108,7 +108,7 @@ func (e *Engine) ReadUser(ctx context.Context, dbID, id string) (Resource, error
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(raw, throughput.CatalogRead)
+	return catalogResult(raw, throughput.CatalogRead)
 }
 
 // ReplaceUser replaces a user; a body with another id renames it. The
@@ -152,7 +152,7 @@ func (e *Engine) ReplaceUser(ctx context.Context, dbID, id string, body []byte, 
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(raw, throughput.CatalogWrite)
+	return catalogResult(raw, throughput.CatalogWrite)
 }
 
 // DeleteUser deletes a user and its permissions.
@@ -199,12 +199,7 @@ func (e *Engine) Users(ctx context.Context, dbID string) ([][]byte, string, erro
 // QueryUsers runs a query over a database's users.
 func (e *Engine) QueryUsers(ctx context.Context, dbID string, body []byte) (QueryResult, error) {
 	rows, rid, err := e.Users(ctx, dbID)
-	if err != nil {
-		return QueryResult{}, err
-	}
-	res, err := e.queryCatalog(ctx, rows, body)
-	res.RID = rid
-	return res, err
+	return e.queryResources(ctx, rows, rid, err, body)
 }
 
 // deleteUsers deletes every user of a database, with their permissions
@@ -428,7 +423,7 @@ func (e *Engine) CreatePermission(ctx context.Context, dbID, userID string, body
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(e.withToken(raw, u, expiry), throughput.CatalogWrite)
+	return catalogResult(e.withToken(raw, u, expiry), throughput.CatalogWrite)
 }
 
 // ReadPermission returns a permission with a token valid for expiry.
@@ -444,7 +439,7 @@ func (e *Engine) ReadPermission(ctx context.Context, dbID, userID, id string, ex
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(e.withToken(raw, u, expiry), throughput.CatalogRead)
+	return catalogResult(e.withToken(raw, u, expiry), throughput.CatalogRead)
 }
 
 // ReplacePermission replaces a permission; its earlier tokens stop
@@ -487,7 +482,7 @@ func (e *Engine) ReplacePermission(ctx context.Context, dbID, userID, id string,
 	if err != nil {
 		return Resource{}, err
 	}
-	return scriptResult(e.withToken(raw, u, expiry), throughput.CatalogWrite)
+	return catalogResult(e.withToken(raw, u, expiry), throughput.CatalogWrite)
 }
 
 // DeletePermission deletes a permission; its tokens stop working.
@@ -533,10 +528,5 @@ func (e *Engine) Permissions(ctx context.Context, dbID, userID string, expiry ti
 // QueryPermissions runs a query over a user's permissions.
 func (e *Engine) QueryPermissions(ctx context.Context, dbID, userID string, body []byte, expiry time.Duration) (QueryResult, error) {
 	rows, rid, err := e.Permissions(ctx, dbID, userID, expiry)
-	if err != nil {
-		return QueryResult{}, err
-	}
-	res, err := e.queryCatalog(ctx, rows, body)
-	res.RID = rid
-	return res, err
+	return e.queryResources(ctx, rows, rid, err, body)
 }

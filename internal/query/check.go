@@ -580,6 +580,21 @@ func walkExpr(e Expr, f func(Expr) bool) {
 // walkStmt calls walkExpr on every expression of s (not nested statements).
 func walkStmt(s *SelectStmt, f func(Expr) bool) { walkStmtFrom(s, 0, f) }
 
+// walkDeep is walkStmt that also walks the statements of subqueries
+// (f still sees each *SubqueryExpr first).
+func walkDeep(s *SelectStmt, f func(Expr) bool) {
+	walkStmt(s, func(e Expr) bool {
+		if !f(e) {
+			return false
+		}
+		if sq, ok := e.(*SubqueryExpr); ok {
+			walkDeep(sq.Query, f)
+			return false
+		}
+		return true
+	})
+}
+
 // walkStmtFrom is walkStmt leaving out the FROM and JOIN sources before
 // index from.
 func walkStmtFrom(s *SelectStmt, from int, f func(Expr) bool) {

@@ -640,6 +640,28 @@ func (ex *executor) orderedTopK(src OrderedSource, k int, last *position, hasLas
 	return out, nil
 }
 
+// scanAllRows calls row for every row of every document of src, with
+// the document's storage key. No part of a result built so is known
+// before every row has been seen: a halt is an error.
+func (ex *executor) scanAllRows(src Source, row func(key []byte) bool) error {
+	ex.needDoc = true
+	err := src.Scan(nil, func(key, d []byte) bool {
+		if !ex.c.m.spend(docCost(len(d))) || !ex.bindDoc(key, d) {
+			return false
+		}
+		return ex.c.forEachRow(ex.s, 0, func() bool { return row(key) })
+	})
+	switch {
+	case ex.err != nil:
+		return ex.err
+	case err != nil:
+		return fmt.Errorf("query: scan: %w", err)
+	case ex.c.m.halted():
+		return ex.haltError(true)
+	}
+	return nil
+}
+
 // materialized computes the whole result (aggregates, GROUP BY, DISTINCT,
 // queries without FROM) and returns the page at the cursor's offset.
 func (ex *executor) materialized(src Source, cur *cursor, pageSize int) (*cursor, error) {
@@ -648,24 +670,11 @@ func (ex *executor) materialized(src Source, cur *cursor, pageSize int) (*cursor
 	add := func() bool { col.add(ex.c); return true }
 	if ex.p.mode == modeNoFrom {
 		ex.c.forEachRow(s, 0, add)
-	} else {
-		ex.needDoc = true
-		err := src.Scan(nil, func(key, d []byte) bool {
-			if !ex.c.m.spend(docCost(len(d))) || !ex.bindDoc(key, d) {
-				return false
-			}
-			return ex.c.forEachRow(s, 0, add)
-		})
-		if ex.err != nil {
-			return nil, ex.err
+		if ex.c.m.halted() {
+			return nil, ex.haltError(true)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("query: scan: %w", err)
-		}
-	}
-	// No part of the result is known before every row has been seen.
-	if ex.c.m.halted() {
-		return nil, ex.haltError(true)
+	} else if err := ex.scanAllRows(src, func([]byte) bool { return add() }); err != nil {
+		return nil, err
 	}
 	rows := col.finish(ex.c)
 	if ex.c.m.halted() {

@@ -99,8 +99,7 @@ func markDocRefs(s *SelectStmt) (names []string, dynamic bool) {
 		return nil, false
 	}
 	isDoc, _ := docRef(s)
-	var visitStmt func(st *SelectStmt)
-	visit := func(e Expr) bool {
+	walkDeep(s, func(e Expr) bool {
 		switch x := e.(type) {
 		case *PropertyExpr:
 			if isDoc(x.X) {
@@ -120,13 +119,8 @@ func markDocRefs(s *SelectStmt) (names []string, dynamic bool) {
 					dynamic = true
 				}
 			}
-		case *SubqueryExpr:
-			visitStmt(x.Query)
-			return false
 		}
 		return true
-	}
-	visitStmt = func(st *SelectStmt) { walkStmt(st, visit) }
-	visitStmt(s)
+	})
 	return names, dynamic
 }

@@ -2,7 +2,6 @@ package query
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -270,26 +269,18 @@ func (c *checker) checkSearchFunctions(s *SelectStmt) {
 			c.checkRRF(call, ranked)
 		}
 	}
-	var visit func(st *SelectStmt)
-	visit = func(st *SelectStmt) {
-		walkStmt(st, func(e Expr) bool {
-			switch x := e.(type) {
-			case *CallExpr:
-				switch {
-				case x.fn == nil || ranked[x]:
-				case x.fn.name == "RRF":
-					c.error(x.At, "RRF can only be used in ORDER BY RANK")
-				case x.fn.name == "FullTextScore":
-					c.error(x.At, "FullTextScore can only be used in ORDER BY RANK")
-				}
-			case *SubqueryExpr:
-				visit(x.Query)
-				return false
+	walkDeep(s, func(e Expr) bool {
+		if x, ok := e.(*CallExpr); ok {
+			switch {
+			case x.fn == nil || ranked[x]:
+			case x.fn.name == "RRF":
+				c.error(x.At, "RRF can only be used in ORDER BY RANK")
+			case x.fn.name == "FullTextScore":
+				c.error(x.At, "FullTextScore can only be used in ORDER BY RANK")
 			}
-			return true
-		})
-	}
-	visit(s)
+		}
+		return true
+	})
 }
 
 // checkRRF checks the arguments of an RRF: its components, at least two
@@ -355,32 +346,19 @@ func (ex *executor) fused(src Source, cur *cursor, pageSize int) (*cursor, error
 		fused  float64
 	}
 	var rows []*row
-	ex.needDoc = true
-	err := src.Scan(nil, func(key, d []byte) bool {
-		if !ex.c.m.spend(docCost(len(d))) || !ex.bindDoc(key, d) {
-			return false
+	err := ex.scanAllRows(src, func(key []byte) bool {
+		r := &row{scores: make([]Value, len(comps)), key: append([]byte(nil), key...)}
+		for i, e := range comps {
+			r.scores[i] = ex.c.eval(e)
 		}
-		return ex.c.forEachRow(s, 0, func() bool {
-			r := &row{scores: make([]Value, len(comps)), key: append([]byte(nil), key...)}
-			for i, e := range comps {
-				r.scores[i] = ex.c.eval(e)
-			}
-			v, ok := ex.projectRow()
-			if ok {
-				r.value = v.Clone()
-				rows = append(rows, r)
-			}
-			return !ex.c.m.halted()
-		})
+		if v, ok := ex.projectRow(); ok {
+			r.value = v.Clone()
+			rows = append(rows, r)
+		}
+		return !ex.c.m.halted()
 	})
-	if ex.err != nil {
-		return nil, ex.err
-	}
 	if err != nil {
-		return nil, fmt.Errorf("query: scan: %w", err)
-	}
-	if ex.c.m.halted() {
-		return nil, ex.haltError(true)
+		return nil, err
 	}
 	weights := make([]float64, len(comps))
 	for i := range weights {

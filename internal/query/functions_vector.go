@@ -49,24 +49,17 @@ func prepareSearchCalls(s *SelectStmt) {
 		return
 	}
 	isDoc, _ := docRef(s)
-	var visitStmt func(st *SelectStmt)
-	visit := func(e Expr) bool {
-		switch x := e.(type) {
-		case *CallExpr:
+	walkDeep(s, func(e Expr) bool {
+		if x, ok := e.(*CallExpr); ok {
 			switch {
 			case x.fn != nil && x.fn.name == "VectorDistance" && len(x.Args) > 0:
 				x.cache = vectorCall{path: itemPath(x.Args[0], isDoc)}
 			case isFullTextCall(x) && len(x.Args) > 0:
 				x.cache = searchCall{path: itemPath(x.Args[0], isDoc)}
 			}
-		case *SubqueryExpr:
-			visitStmt(x.Query)
-			return false
 		}
 		return true
-	}
-	visitStmt = func(st *SelectStmt) { walkStmt(st, visit) }
-	visitStmt(s)
+	})
 }
 
 // vectorFunction is the distance function a VectorDistance call uses.

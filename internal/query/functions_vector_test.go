@@ -1,7 +1,6 @@
 package query
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
@@ -11,21 +10,9 @@ func TestVectorDistance(t *testing.T) {
 	src := docs(`{"id":"a","v":[1,0]}`, `{"id":"b","v":[0.6,0.8]}`, `{"id":"c","v":[-1,0]}`, `{"id":"d","v":"no"}`, `{"id":"e","v":[1,2,3]}`)
 	run := func(text string, vectors func(string) (string, bool)) []string {
 		t.Helper()
-		q, err := Parse(text)
+		rows, err := queryRows(t, src, text, Env{Vectors: vectors})
 		if err != nil {
 			t.Fatal(err)
-		}
-		p, err := q.Bind(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pg, err := p.Page(context.Background(), src, PageRequest{Env: Env{Vectors: vectors}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rows []string
-		for _, r := range pg.Rows() {
-			rows = append(rows, string(r))
 		}
 		return rows
 	}

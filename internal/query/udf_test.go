@@ -29,25 +29,7 @@ func (d *doubler) Call(name string, args []Value) (Value, error) {
 
 func TestUDFs(t *testing.T) {
 	src := docs(`{"id":"a","n":1}`, `{"id":"b","n":2}`, `{"id":"c","n":"x"}`)
-	run := func(text string, u UDFs) ([]string, error) {
-		q, err := Parse(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := q.Bind(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pg, err := p.Page(context.Background(), src, PageRequest{Env: Env{UDFs: u}})
-		if err != nil {
-			return nil, err
-		}
-		var rows []string
-		for _, r := range pg.Rows() {
-			rows = append(rows, string(r))
-		}
-		return rows, nil
-	}
+	run := func(text string, u UDFs) ([]string, error) { return queryRows(t, src, text, Env{UDFs: u}) }
 	q, _ := Parse("SELECT udf.double(c.n) AS d FROM c WHERE udf.double(c.n) > 2 OR udf.double(1) = 0")
 	if got := strings.Join(q.UDFs(), ","); got != "double" {
 		t.Fatalf("UDFs() = %q", got)
@@ -68,4 +50,27 @@ func TestUDFs(t *testing.T) {
 	if _, err := ParseFilter("FROM c WHERE udf.double(c.n) > 1"); err == nil || !strings.Contains(err.Error(), "a patch condition cannot call a user-defined function (udf.double)") {
 		t.Fatalf("a patch condition calling a udf: %v", err)
 	}
+}
+
+// queryRows runs a query over src in env to its first page and returns
+// the rows as JSON text.
+func queryRows(t *testing.T, src Source, text string, env Env) ([]string, error) {
+	t.Helper()
+	q, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := q.Bind(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := p.Page(context.Background(), src, PageRequest{Env: env})
+	if err != nil {
+		return nil, err
+	}
+	var rows []string
+	for _, r := range pg.Rows() {
+		rows = append(rows, string(r))
+	}
+	return rows, nil
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,7 +60,7 @@ func TestSearchThroughTheGoSDK(t *testing.T) {
 		return math.Sqrt(s)
 	}
 	wantVector := []string{"a", "b", "c", "d"}
-	slices.SortFunc(wantVector, func(x, y string) int { return cmpFloat(euclid(docs[x]), euclid(docs[y])) })
+	slices.SortFunc(wantVector, func(x, y string) int { return cmp.Compare(euclid(docs[x]), euclid(docs[y])) })
 
 	check := func(e *env) {
 		t.Helper()
@@ -88,16 +89,6 @@ func TestSearchThroughTheGoSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(startWith(t, server.Config{DataDir: dir}))
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // queryIDs runs a query returning ids in a partition.
