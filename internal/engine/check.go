@@ -3,8 +3,10 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
@@ -19,7 +21,8 @@ import (
 // keyspaces agree: each stored item has exactly its expiry-index entry
 // and its latest-version entry, no entry lacks its item, the container
 // state is ahead of every item's LSN and _ts and its usage counters are
-// the stored items' count and document bytes, and the secondary index
+// the stored items' count and document bytes, each item's vectors are
+// stored apart exactly as its document holds them, and the secondary index
 // holds exactly the entries of the stored items under the index state's
 // policy (while a rebuild runs: all of them up to its cursor, a subset
 // after it; see package index). It reads
@@ -38,6 +41,9 @@ func (e *Engine) CheckConsistency(ctx context.Context) error {
 					return err
 				}
 				if err := index.Check(r, c.indexTarget(), c.label(), report); err != nil {
+					return err
+				}
+				if err := checkVectors(r, c, report); err != nil {
 					return err
 				}
 			}
@@ -166,4 +172,54 @@ func countKeys(r storage.Reader, prefix []byte, limit int) (int, error) {
 		n++
 	}
 	return n, it.Err()
+}
+
+// checkVectors reports vectors kept apart (vectors.go) that differ from
+// those their items hold, and vectors of items that are gone.
+func checkVectors(r storage.Reader, c *container, report func(string, ...any)) error {
+	if c.vectors == nil {
+		return nil
+	}
+	for i, e := range c.vectors.Embeddings {
+		want := map[string]string{}
+		docs := keyspace.CollPrefix(keyspace.Doc, c.rid)
+		it := r.Scan(docs, keys.PrefixEnd(docs), false)
+		for it.Next() {
+			_, doc, err := document.DecodeItem(it.Value())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			if v := vectorAt(doc, e.Path, e.Dimensions); v != nil {
+				want[string(it.Key())] = fmt.Sprint(v)
+			}
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+		p := keyspace.VecPrefix(c.rid, byte(i), docs)
+		vit := r.Scan(p, keys.PrefixEnd(p), false)
+		for vit.Next() {
+			key := string(keyspace.DocKeyOfVec(vit.Key()))
+			b := vit.Value()
+			got := make([]float32, len(b)/4)
+			for j := range got {
+				got[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+			}
+			switch w, ok := want[key]; {
+			case !ok:
+				report("%s: a vector at %s for item %q, which holds none", c.label(), e.Path, key)
+			case w != fmt.Sprint(got):
+				report("%s: the vector at %s of item %q differs from its document's", c.label(), e.Path, key)
+			}
+			delete(want, key)
+		}
+		if err := vit.Close(); err != nil {
+			return err
+		}
+		for key := range want {
+			report("%s: item %q has a vector at %s that is not kept apart", c.label(), key, e.Path)
+		}
+	}
+	return nil
 }

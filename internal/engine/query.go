@@ -345,6 +345,11 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 	if err != nil {
 		return QueryResult{}, err
 	}
+	if vs := vectorSourceFor(plan, src); vs != nil && kind == 0 {
+		// A vector search: the items ranked by their stored vectors
+		// (vectors.go). The plan is chosen the same way on every page.
+		return e.runPage(ctx, plan, vs, src, req.MaxItemCount, tok, nil, nil)
+	}
 	// try runs the page over an index source, if there is one; done is
 	// false when the page is still to run.
 	try := func(ix indexed, ixErr error, kind byte) (res QueryResult, done bool, err error) {

@@ -83,27 +83,38 @@ func vectorDistance(fn string, a, b Value) (float64, bool) {
 	if len(xs) != len(ys) || len(xs) == 0 {
 		return 0, false
 	}
-	var dot, na, nb, sq float64
+	var s sums
 	for i, x := range xs {
 		y := ys[i]
 		if x.kind != Number || y.kind != Number {
 			return 0, false
 		}
-		dot += x.num * y.num
-		na += x.num * x.num
-		nb += y.num * y.num
-		sq += (x.num - y.num) * (x.num - y.num)
+		s.add(x.num, y.num)
 	}
+	return s.distance(fn)
+}
+
+// sums are what every distance function is computed from.
+type sums struct{ dot, na, nb, sq float64 }
+
+func (s *sums) add(x, y float64) {
+	s.dot += x * y
+	s.na += x * x
+	s.nb += y * y
+	s.sq += (x - y) * (x - y)
+}
+
+func (s sums) distance(fn string) (float64, bool) {
 	switch fn {
 	case "dotproduct":
-		return dot, true
+		return s.dot, true
 	case "euclidean":
-		return math.Sqrt(sq), true
+		return math.Sqrt(s.sq), true
 	case "cosine":
-		if na == 0 || nb == 0 {
+		if s.na == 0 || s.nb == 0 {
 			return 0, false
 		}
-		return dot / (math.Sqrt(na) * math.Sqrt(nb)), true
+		return s.dot / (math.Sqrt(s.na) * math.Sqrt(s.nb)), true
 	}
 	return 0, false
 }
@@ -138,4 +149,127 @@ func itemPath(e Expr, isDoc func(Expr) bool) string {
 		b.WriteString(names[i])
 	}
 	return b.String()
+}
+
+// VectorOrder is what a vector search orders by: ORDER BY
+// VectorDistance(c.<Path>, <Query>) most similar first, with the
+// distance function of the call's options (Function; "" for the
+// container's).
+type VectorOrder struct {
+	Path     string
+	Query    []float64
+	Function string
+}
+
+// VectorOrder reports whether the plan is a vector search that a source
+// of the item vectors at a path can order: its one ORDER BY key is a
+// VectorDistance of an item path and a constant vector, ranked most
+// similar first.
+func (p *Plan) VectorOrder() (VectorOrder, bool) {
+	s := p.q.stmt
+	if p.mode != modeOrderBy || len(s.OrderBy) != 1 {
+		return VectorOrder{}, false
+	}
+	call, ok := s.OrderBy[0].Expr.(*CallExpr)
+	if !ok || !call.vectorRank {
+		return VectorOrder{}, false
+	}
+	vc, _ := call.cache.(vectorCall)
+	if vc.path == "" {
+		return VectorOrder{}, false
+	}
+	c := &evalCtx{params: p.params}
+	for _, a := range call.Args[1:] {
+		if !isConstant(a) {
+			return VectorOrder{}, false
+		}
+	}
+	q := c.eval(call.Args[1])
+	if q.kind != Array || len(q.Elems()) == 0 {
+		return VectorOrder{}, false
+	}
+	vo := VectorOrder{Path: vc.path, Query: make([]float64, len(q.Elems()))}
+	for i, x := range q.Elems() {
+		if x.kind != Number {
+			return VectorOrder{}, false
+		}
+		vo.Query[i] = x.num
+	}
+	if len(call.Args) == 4 {
+		if f, ok := c.eval(call.Args[3]).Get("distanceFunction").AsString(); ok {
+			vo.Function = strings.ToLower(f)
+		}
+	}
+	return vo, true
+}
+
+// isConstant reports whether e is the same for every row: literals,
+// parameters and arrays or objects of them.
+func isConstant(e Expr) bool {
+	constant := true
+	walkExpr(e, func(x Expr) bool {
+		switch x.(type) {
+		case *LiteralExpr, *ParamExpr, *ArrayExpr, *ObjectExpr, *UnaryExpr:
+			return true
+		}
+		constant = false
+		return false
+	})
+	return constant
+}
+
+// VectorRanker ranks stored vectors for one query vector by one distance
+// function: the key ORDER BY VectorDistance sorts by, most similar
+// first, what a source of item vectors orders them by. Each function
+// computes only the sums it needs, and cosine the query's norm once.
+type VectorRanker struct {
+	fn    string
+	q     []float64
+	qnorm float64
+}
+
+// NewVectorRanker returns the ranker of vectors for q by fn.
+func NewVectorRanker(fn string, q []float64) *VectorRanker {
+	var n float64
+	for _, y := range q {
+		n += y * y
+	}
+	return &VectorRanker{fn: fn, q: q, qnorm: math.Sqrt(n)}
+}
+
+// Rank is a stored vector's key; ok is false when its distance is
+// undefined (another length, a zero vector under cosine).
+func (r *VectorRanker) Rank(stored []float32) (float64, bool) {
+	q := r.q
+	if len(stored) != len(q) || len(q) == 0 {
+		return 0, false
+	}
+	q = q[:len(stored)]
+	switch r.fn {
+	case "dotproduct":
+		var dot float64
+		for i, x := range stored {
+			dot += float64(x) * q[i]
+		}
+		return -dot, true
+	case "euclidean":
+		var sq float64
+		for i, x := range stored {
+			d := float64(x) - q[i]
+			sq += d * d
+		}
+		return math.Sqrt(sq), true
+	case "cosine":
+		var dot, na float64
+		for i, x := range stored {
+			f := float64(x)
+			dot += f * q[i]
+			na += f * f
+		}
+		if na == 0 || r.qnorm == 0 {
+			return 0, false
+		}
+		return -dot / (math.Sqrt(na) * r.qnorm), true
+	}
+	return 0, false
 }

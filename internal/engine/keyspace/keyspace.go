@@ -35,6 +35,7 @@ import (
 //	Script    0x19 <coll-rid:8> <kind:1> <id>            stored procedure, trigger or user-defined function resource JSON
 //	CatUser   0x1A <db-rid:4> <user-id>                  user resource JSON
 //	CatPerm   0x1B <user-rid:8> <perm-id>                permission resource JSON (without _token); a user's _rid starts with its database's
+//	Vec       0x1C <coll-rid:8> <path#:1> <pk> <id>      the item's vector at the container's embedding path number path#: float32s, little-endian
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -79,11 +80,12 @@ const (
 	Script    = 0x19
 	CatUser   = 0x1A
 	CatPerm   = 0x1B
+	Vec       = 0x1C
 )
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script}
+var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script, Vec}
 
 // ScriptPrefix is the prefix of a container's scripts of one kind.
 func ScriptPrefix(rid [8]byte, kind byte) []byte {
@@ -165,6 +167,24 @@ func PKDeleteKey(rid [8]byte, pk []byte) []byte {
 func UniqueKey(rid [8]byte, n int, pk, values []byte) []byte {
 	k := append(CollPrefix(Unique, rid), byte(n))
 	return append(append(k, pk...), values...)
+}
+
+// VecPrefix is the prefix of the vectors at a container's embedding
+// path number path, in the scope of docPrefix (a prefix of its items'
+// keys: the container's, or a partition's).
+func VecPrefix(rid [8]byte, path byte, docPrefix []byte) []byte {
+	return append(append(CollPrefix(Vec, rid), path), docPrefix[collPrefixLen:]...)
+}
+
+// VecKey is the key of the vector of the item at docKey at embedding
+// path number path.
+func VecKey(rid [8]byte, path byte, docKey []byte) []byte {
+	return VecPrefix(rid, path, docKey)
+}
+
+// DocKeyOfVec is the key of the item whose vector is at key.
+func DocKeyOfVec(key []byte) []byte {
+	return append([]byte{Doc}, append(key[1:collPrefixLen:collPrefixLen], key[collPrefixLen+1:]...)...)
 }
 
 // DocKey is the key of an item; pk is the encoded partition key.
