@@ -20,7 +20,7 @@
 //	                       token sent as it is; the node test suites sign
 //	                       their raw requests with it too
 //	static/js/api.js       the REST client: paths, headers, error messages
-//	static/js/ttl.js, model.js, format.js, router.js, snippets.js
+//	static/js/ttl.js, model.js, format.js, router.js, snippets.js, search.js
 //	                       DOM-free rules and helpers, unit-tested in Node
 //	static/js/views/       one module per view (items, query, settings, …)
 //

@@ -11,6 +11,7 @@ import { makeTokenSigner, parseCredential, parseResourceToken } from "../../../w
 import { grantRoute, makeGrant, parseResourceLink, permissionFields } from "../../../web/static/js/grant.js";
 import { containerReplaceBody, describeOffer, parseItem, parsePartitionKey, parsePartitionKeyValue, parseQueryMetrics, partitionKeyHeader, partitionKeyOf, pathParts, provisionedThroughput } from "../../../web/static/js/model.js";
 import { parseRoute, routeHref } from "../../../web/static/js/router.js";
+import { fullTextPolicyWith, isRankedQuery, propertyExpr, searchDefinition, searchExamples } from "../../../web/static/js/search.js";
 import { hmacSha256, sha256 } from "../../../web/static/js/sha256.js";
 import { connectionString, snippets } from "../../../web/static/js/snippets.js";
 import { defaultTtlFor, expiresAt, isExpired, ttlSetting } from "../../../web/static/js/ttl.js";
@@ -212,6 +213,81 @@ describe("throughput", () => {
   it("describes an offer", () => {
     assert.equal(describeOffer({ content: { offerThroughput: 400 } }), "400 RU/s");
     assert.equal(describeOffer({ content: { offerThroughput: 400, offerAutopilotSettings: { maxThroughput: 4000 } } }), "autoscale, up to 4000 RU/s");
+  });
+});
+
+describe("vector and full-text search", () => {
+  it("a new container gets only the policies and indexes the user set", () => {
+    assert.deepEqual(searchDefinition({}), {});
+    const def = searchDefinition({
+      embeddings: [
+        { path: "/v", dataType: "float32", distanceFunction: "cosine", dimensions: 3, index: "flat" },
+        { path: "/w", dataType: "int8", distanceFunction: "euclidean", dimensions: 0, index: "" },
+      ],
+      fullTextPaths: [
+        { path: "/text", index: true },
+        { path: "/title", index: false },
+      ],
+    });
+    assert.deepEqual(def, {
+      vectorEmbeddingPolicy: {
+        vectorEmbeddings: [
+          { path: "/v", dataType: "float32", distanceFunction: "cosine", dimensions: 3 },
+          { path: "/w", dataType: "int8", distanceFunction: "euclidean", dimensions: 0 },
+        ],
+      },
+      fullTextPolicy: { defaultLanguage: "en-US", fullTextPaths: [{ path: "/text", language: "en-US" }, { path: "/title", language: "en-US" }] },
+      indexingPolicy: { vectorIndexes: [{ path: "/v", type: "flat" }], fullTextIndexes: [{ path: "/text" }] },
+    });
+    assert.deepEqual(searchDefinition({ fullTextPaths: [{ path: "/t", index: false }] }), { fullTextPolicy: { defaultLanguage: "en-US", fullTextPaths: [{ path: "/t", language: "en-US" }] } });
+  });
+
+  it("a full-text policy with its paths edited keeps what was read", () => {
+    const policy = { defaultLanguage: "en-US", fullTextPaths: [{ path: "/a", language: "en-US" }, { path: "/b", language: "EN-us" }] };
+    assert.equal(fullTextPolicyWith(policy, ["/a", "/b"]), policy, "unchanged paths: the policy as read");
+    assert.deepEqual(fullTextPolicyWith(policy, ["/b", "/c"]), { defaultLanguage: "en-US", fullTextPaths: [{ path: "/b", language: "EN-us" }, { path: "/c", language: "en-US" }] });
+    assert.deepEqual(fullTextPolicyWith(policy, []), { defaultLanguage: "en-US", fullTextPaths: [] });
+    assert.equal(fullTextPolicyWith(undefined, []), undefined, "no policy and no paths: none");
+    assert.deepEqual(fullTextPolicyWith(undefined, ["/t"]), { defaultLanguage: "en-US", fullTextPaths: [{ path: "/t", language: "en-US" }] });
+  });
+
+  it("a replace body carries an edited full-text policy and the rest as read", () => {
+    const container = { id: "c", partitionKey: { paths: ["/pk"] }, vectorEmbeddingPolicy: { vectorEmbeddings: [] }, fullTextPolicy: { fullTextPaths: [] }, _rid: "x" };
+    const changed = { defaultLanguage: "en-US", fullTextPaths: [{ path: "/t", language: "en-US" }] };
+    assert.deepEqual(containerReplaceBody(container, { indexingPolicy: {}, fullTextPolicy: changed }).fullTextPolicy, changed);
+    assert.equal("fullTextPolicy" in containerReplaceBody(container, { indexingPolicy: {}, fullTextPolicy: undefined }), false);
+    const kept = containerReplaceBody(container, { indexingPolicy: {} });
+    assert.deepEqual(kept.fullTextPolicy, container.fullTextPolicy, "not named: kept as read");
+    assert.deepEqual(kept.vectorEmbeddingPolicy, container.vectorEmbeddingPolicy);
+  });
+
+  it("tells queries that rank their rows", () => {
+    for (const [sql, want] of [
+      ["SELECT TOP 2 c.id FROM c ORDER BY VectorDistance(c.v, [1,0,0])", true],
+      ["select c.id from c order   by vectordistance (c.v, [1])", true],
+      ["SELECT c.id FROM c ORDER BY RANK FullTextScore(c.text, 'fox')", true],
+      ["SELECT c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'a'), VectorDistance(c.v, [1]))", true],
+      ["SELECT c.id, VectorDistance(c.v, [1]) AS s FROM c", false],
+      ["SELECT c.id FROM c ORDER BY c.rank", false],
+      ["SELECT c.id FROM c ORDER BY c.id", false],
+    ]) {
+      assert.equal(isRankedQuery(sql), want, sql);
+    }
+  });
+
+  it("writes example queries from the container's paths", () => {
+    assert.equal(propertyExpr("/a/b"), "c.a.b");
+    assert.equal(propertyExpr('/"a b"/c'), 'c["a b"].c');
+    assert.deepEqual(searchExamples({}), []);
+    const both = searchExamples({
+      vectorEmbeddingPolicy: { vectorEmbeddings: [{ path: "/v", dimensions: 3 }] },
+      fullTextPolicy: { fullTextPaths: [{ path: "/text" }] },
+    });
+    assert.deepEqual(both.map((e) => e.id), ["vector", "fulltext", "hybrid"]);
+    assert.equal(both[0].sql, "SELECT TOP 10 c.id, VectorDistance(c.v, [1, 0, 0]) AS score\nFROM c\nORDER BY VectorDistance(c.v, [1, 0, 0])");
+    assert.equal(both[1].sql, "SELECT TOP 10 c.id, c.text\nFROM c\nORDER BY RANK FullTextScore(c.text, 'search')");
+    assert.equal(both[2].sql, "SELECT TOP 10 c.id, c.text\nFROM c\nORDER BY RANK RRF(FullTextScore(c.text, 'search'), VectorDistance(c.v, [1, 0, 0]))");
+    assert.deepEqual(searchExamples({ fullTextPolicy: { fullTextPaths: [{ path: "/t" }] } }).map((e) => e.id), ["fulltext"]);
   });
 });
 

@@ -126,15 +126,23 @@ export function newItemTemplate(container) {
  * containerReplaceBody is the full body for PUT /dbs/{db}/colls/{coll}:
  * the container's own properties (system properties dropped), the given
  * indexing policy, and defaultTtl only when TTL is on. A replace without
- * defaultTtl turns TTL off.
+ * defaultTtl turns TTL off. When changes name a fullTextPolicy it
+ * replaces the container's (undefined leaves the property out); every
+ * other property, the vectorEmbeddingPolicy among them, goes back as
+ * read.
  */
-export function containerReplaceBody(container, { defaultTtl, indexingPolicy }) {
+export function containerReplaceBody(container, changes) {
+  const { defaultTtl, indexingPolicy } = changes;
   const body = {};
   for (const [k, v] of Object.entries(container)) {
     if (!k.startsWith("_") && k !== "defaultTtl") body[k] = v;
   }
   body.indexingPolicy = indexingPolicy;
   if (defaultTtl !== undefined) body.defaultTtl = defaultTtl;
+  if ("fullTextPolicy" in changes) {
+    if (changes.fullTextPolicy === undefined) delete body.fullTextPolicy;
+    else body.fullTextPolicy = changes.fullTextPolicy;
+  }
   return body;
 }
 

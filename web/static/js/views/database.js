@@ -1,11 +1,15 @@
-// A database page: its containers, a form to create one, and delete.
+// A database page: its containers, a form to create one (throughput,
+// Time to Live, vector embeddings and full-text paths), and delete.
 
 import { Notice, busy, confirmDialog, field, h, replace } from "../dom.js";
 import { describeOffer } from "../model.js";
 import { routeHref } from "../router.js";
+import { searchDefinition } from "../search.js";
 import { describeTtl } from "../ttl.js";
+import { fullTextPathsField } from "./fulltextfield.js";
 import { throughputField } from "./throughputfield.js";
 import { ttlField } from "./ttlfield.js";
+import { vectorEmbeddingsField } from "./vectorfield.js";
 
 export async function renderDatabase(el, ctx, db) {
   const notice = new Notice();
@@ -95,6 +99,12 @@ function newContainerForm(ctx, db, shared) {
   const pk = h("input", { name: "partitionKey", required: true, autocomplete: "off", spellcheck: "false", class: "mono", placeholder: "/category" });
   const throughput = throughputField(shared);
   const ttl = ttlField(undefined);
+  const vectors = vectorEmbeddingsField();
+  const fullText = fullTextPathsField([], {
+    legend: "Full-text paths (optional)",
+    hint: "Paths that hold text for FullTextContains and FullTextScore, such as /text, analyzed in English. Index adds the path to the indexing policy's fullTextIndexes.",
+    indexes: true,
+  });
   const form = h(
     "form",
     { class: "card", "aria-labelledby": "new-coll-title" },
@@ -107,6 +117,8 @@ function newContainerForm(ctx, db, shared) {
     ),
     throughput.el,
     ttl.el,
+    vectors.el,
+    fullText.el,
     notice.el,
     h("div", { class: "actions" }, h("button", { type: "submit", class: "button primary" }, "Create container")),
   );
@@ -120,6 +132,9 @@ function newContainerForm(ctx, db, shared) {
       definition = { id: id.value.trim(), partitionKey: partitionKeyDefinition(pk.value) };
       const defaultTtl = ttl.read();
       if (defaultTtl !== undefined) definition.defaultTtl = defaultTtl;
+      // The policies go as the user set them: the server checks them
+      // (dimensions, index types, languages) and its 400 says what to fix.
+      Object.assign(definition, searchDefinition({ embeddings: vectors.read(), fullTextPaths: fullText.read() }));
     } catch (e) {
       notice.error(e);
       return;

@@ -1,12 +1,16 @@
 // The Settings tab: Time to Live (Off / On (no default) / On with
-// seconds), the indexing policy as JSON, and throughput. Saving replaces
-// the container with its full body (a body without defaultTtl turns TTL
-// off) and the offer with its whole document.
+// seconds), the indexing policy as JSON, the full-text paths, the vector
+// embeddings (read only: they cannot change), and throughput. Saving
+// replaces the container with its full body (a body without defaultTtl
+// turns TTL off) and the offer with its whole document.
 
 import { Notice, busy, field, h, replace } from "../dom.js";
 import { formatJSON } from "../format.js";
 import { containerReplaceBody, describeOffer, parseObject } from "../model.js";
+import { fullTextPathsOf, fullTextPolicyWith } from "../search.js";
+import { fullTextPathsField } from "./fulltextfield.js";
 import { ttlField } from "./ttlfield.js";
+import { vectorPolicyView } from "./vectorfield.js";
 
 export async function renderSettings(el, ctx, page) {
   const notice = new Notice();
@@ -39,6 +43,10 @@ class SettingsForm {
     this.ttl = ttlField(container.defaultTtl);
     this.indexing = h("textarea", { class: "mono", rows: "12", spellcheck: "false", autocomplete: "off" });
     this.indexing.value = formatJSON(container.indexingPolicy ?? {});
+    this.fullText = fullTextPathsField(fullTextPathsOf(container), {
+      legend: "Full-text paths",
+      hint: "Paths that hold text for FullTextContains and FullTextScore, analyzed in English. A path in the indexing policy's fullTextIndexes must stay here.",
+    });
     this.throughput = this.throughputInput();
     const form = h(
       "form",
@@ -46,6 +54,8 @@ class SettingsForm {
       h("h2", {}, "Settings"),
       this.ttl.el,
       h("div", { class: "settings-section" }, field("Indexing policy (JSON)", this.indexing, 'Indexing mode "none" cannot be combined with Time to Live.')),
+      h("div", { class: "settings-section" }, this.fullText.el),
+      vectorPolicyView(container),
       h(
         "div",
         { class: "settings-section" },
@@ -93,19 +103,21 @@ class SettingsForm {
     this.notice.clear();
     let defaultTtl;
     let indexingPolicy;
+    let fullTextPolicy;
     try {
       defaultTtl = this.ttl.read();
       const parsed = parseObject(this.indexing.value, "indexing policy");
       if (parsed.error) throw new Error(parsed.error);
       indexingPolicy = parsed.value;
+      fullTextPolicy = fullTextPolicyWith(this.page.container.fullTextPolicy, this.fullText.read().map((p) => p.path));
     } catch (e) {
       this.notice.error(e);
       return;
     }
     const done = [];
     try {
-      if (this.containerChanged(defaultTtl, indexingPolicy)) {
-        const body = containerReplaceBody(this.page.container, { defaultTtl, indexingPolicy });
+      if (this.containerChanged(defaultTtl, indexingPolicy, fullTextPolicy)) {
+        const body = containerReplaceBody(this.page.container, { defaultTtl, indexingPolicy, fullTextPolicy });
         this.page.setContainer(await this.ctx.client.replaceContainer(this.page.db, this.page.coll, body, this.page.container._etag));
         this.ctx.catalog.invalidate(this.page.db);
         done.push("container settings");
@@ -128,6 +140,7 @@ class SettingsForm {
     const container = this.page.container;
     this.ttl.set(container.defaultTtl);
     this.indexing.value = formatJSON(container.indexingPolicy ?? {});
+    this.fullText.set(fullTextPathsOf(container));
     if (this.throughput) {
       const content = this.offer.content;
       this.throughput.current = this.throughput.autoscale ? content.offerAutopilotSettings.maxThroughput : content.offerThroughput;
@@ -135,9 +148,13 @@ class SettingsForm {
     }
   }
 
-  containerChanged(defaultTtl, indexingPolicy) {
+  containerChanged(defaultTtl, indexingPolicy, fullTextPolicy) {
     const c = this.page.container;
-    return defaultTtl !== c.defaultTtl || JSON.stringify(indexingPolicy) !== JSON.stringify(c.indexingPolicy ?? {});
+    return (
+      defaultTtl !== c.defaultTtl ||
+      JSON.stringify(indexingPolicy) !== JSON.stringify(c.indexingPolicy ?? {}) ||
+      JSON.stringify(fullTextPolicy) !== JSON.stringify(c.fullTextPolicy)
+    );
   }
 
   throughputChanged() {
