@@ -96,8 +96,9 @@ func (e *Engine) loadTriggerList(ctx context.Context, c *container, header, typ,
 }
 
 // runTriggers runs ts in coll's transaction with the request and response
-// bodies given, and returns the request body as the last one left it,
-// and the response body a post-trigger set (nil for none).
+// bodies given, and returns the request body as the last one to set it
+// left it (as given when none did), and the response body a post-trigger
+// set (nil for none).
 func (e *Engine) runTriggers(ctx context.Context, coll *scriptCollection, ts []trigger, op string, request, response []byte) (req, resp []byte, err error) {
 	for _, tg := range ts {
 		out, err := e.scripts.Run(ctx.Done(), script.Call{
@@ -107,7 +108,9 @@ func (e *Engine) runTriggers(ctx context.Context, coll *scriptCollection, ts []t
 		if err != nil {
 			return nil, nil, scriptError(err)
 		}
-		request = out.RequestBody
+		if out.RequestBody != nil {
+			request = out.RequestBody
+		}
 		if out.Body != nil {
 			resp = out.Body
 		}

@@ -99,3 +99,19 @@ func TestTriggers(t *testing.T) {
 		t.Fatalf("a delete with a post-trigger: %v", err)
 	}
 }
+
+// TestTriggerKeepsBody: a pre-trigger that reads the document but does
+// not set it leaves it exactly as sent: JavaScript numbers would round a
+// large integer.
+func TestTriggerKeepsBody(t *testing.T) {
+	e, _ := newTestEngine(t)
+	mustCreate(t, e, "db", "c", containerBodyWith(""))
+	createTrigger(t, e, "look", "Pre", "All", `function () { var d = getContext().getRequest().getBody(); if (!d.id) throw new Error("no id"); }`)
+	res, err := writeWith(e, Create, "", `{"id":"big","pk":"p","n":12345678901234567890}`, Triggers{Pre: "look"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Body), `"n":12345678901234567890`) {
+		t.Fatalf("the document changed: %s", res.Body)
+	}
+}

@@ -254,7 +254,7 @@
 
   // The state of one call, which begin() resets: a runtime serves many
   // calls of one script.
-  var responseBody, responseSet, requestBody, operationType;
+  var responseBody, responseSet, requestBody, requestSet, operationType;
   var response = {
     getBody: function () { return responseBody; },
     setBody: function (b) { responseBody = b; responseSet = true; },
@@ -263,7 +263,7 @@
   };
   var request = {
     getBody: function () { return requestBody; },
-    setBody: function (b) { requestBody = b; },
+    setBody: function (b) { requestBody = b; requestSet = true; },
     getOperationType: function () { return operationType; },
     getValue: function (name) { return undefined; }
   };
@@ -284,6 +284,7 @@
       queue = [];
       head = 0;
       requestBody = requestJSON === "" ? undefined : JSON.parse(requestJSON);
+      requestSet = false;
       responseBody = responseJSON === "" ? undefined : JSON.parse(responseJSON);
       responseSet = false;
       operationType = operation;
@@ -300,8 +301,11 @@
     responseJSON: function () {
       return !responseSet || responseBody === undefined ? "" : JSON.stringify(responseBody);
     },
+    // requestJSON is the request body a trigger set, "" when it set none:
+    // the request then goes on as it came, not as JavaScript numbers
+    // would round it.
     requestJSON: function () {
-      return requestBody === undefined ? "" : JSON.stringify(requestBody);
+      return !requestSet || requestBody === undefined ? "" : JSON.stringify(requestBody);
     }
   };
 })

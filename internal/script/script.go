@@ -149,7 +149,8 @@ type Result struct {
 	// Body is the response body as JSON (nil when there is none, or it
 	// is the one the call began with, unchanged).
 	Body []byte
-	// RequestBody is the request body as the script left it.
+	// RequestBody is the request body the script set (setBody); nil
+	// when it set none.
 	RequestBody []byte
 	// Log is what the script wrote with console.log.
 	Log string
