@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Full-text search. A container's fullTextPolicy names the paths that
@@ -35,10 +36,37 @@ func Analyze(text string) []string {
 	out := words[:0]
 	for _, w := range words {
 		if !stopWords[w] {
-			out = append(out, porterStem(w))
+			out = append(out, stem(w))
 		}
 	}
 	return out
+}
+
+// stems remembers the stems of the words seen, which a language repeats:
+// stemming is most of what analyzing text costs. It forgets everything
+// when it holds maxStems.
+var stems = struct {
+	sync.RWMutex
+	m map[string]string
+}{m: map[string]string{}}
+
+const maxStems = 1 << 16
+
+func stem(w string) string {
+	stems.RLock()
+	s, ok := stems.m[w]
+	stems.RUnlock()
+	if ok {
+		return s
+	}
+	s = porterStem(w)
+	stems.Lock()
+	if len(stems.m) >= maxStems {
+		clear(stems.m)
+	}
+	stems.m[w] = s
+	stems.Unlock()
+	return s
 }
 
 // TextStats are the full-text statistics of one path over the items a

@@ -1,6 +1,5 @@
 package query
 
-import "strings"
 
 // porterStem is the Porter stemming algorithm (M.F. Porter, "An
 // algorithm for suffix stripping", 1980) for a lower-case English word,
@@ -91,7 +90,9 @@ func cvc(b []byte) bool {
 	return true
 }
 
-func hasSuffix(b []byte, s string) bool { return strings.HasSuffix(string(b), s) }
+func hasSuffix(b []byte, s string) bool {
+	return len(b) >= len(s) && string(b[len(b)-len(s):]) == s
+}
 
 // replace swaps suffix s for r when the stem before it has a measure
 // above m; ok says whether b ended with s.
