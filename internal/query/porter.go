@@ -1,6 +1,5 @@
 package query
 
-
 // porterStem is the Porter stemming algorithm (M.F. Porter, "An
 // algorithm for suffix stripping", 1980) for a lower-case English word,
 // as Lucene's English analyzer applies it: "running", "runs" and "run"
