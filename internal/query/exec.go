@@ -680,7 +680,13 @@ func (ex *executor) materialized(src Source, cur *cursor, pageSize int) (*cursor
 	if ex.c.m.halted() {
 		return nil, ex.haltError(true)
 	}
-	// OFFSET, then TOP/LIMIT.
+	return ex.emitResult(rows, cur, pageSize), nil
+}
+
+// emitResult emits the page at the cursor's offset of a whole result,
+// after its OFFSET and within its TOP or LIMIT, and returns the cursor of
+// the next page (nil after the last).
+func (ex *executor) emitResult(rows []Value, cur *cursor, pageSize int) *cursor {
 	skip := min(ex.p.skip, len(rows))
 	rows = rows[skip:]
 	if ex.p.max >= 0 && len(rows) > ex.p.max {
@@ -692,7 +698,7 @@ func (ex *executor) materialized(src Source, cur *cursor, pageSize int) (*cursor
 		ex.emitValue(v)
 	}
 	if end < len(rows) {
-		return &cursor{offset: end}, nil
+		return &cursor{offset: end}
 	}
-	return nil, nil
+	return nil
 }

@@ -425,20 +425,11 @@ func (ex *executor) fused(src Source, cur *cursor, pageSize int) (*cursor, error
 		}
 		return bytes.Compare(a.key, b.key)
 	})
-	skip := min(ex.p.skip, len(rows))
-	rows = rows[skip:]
-	if ex.p.max >= 0 && len(rows) > ex.p.max {
-		rows = rows[:ex.p.max]
+	values := make([]Value, len(rows))
+	for i, r := range rows {
+		values[i] = r.value
 	}
-	start := min(cur.offset, len(rows))
-	end := min(start+pageSize, len(rows))
-	for _, r := range rows[start:end] {
-		ex.emitValue(r.value)
-	}
-	if end < len(rows) {
-		return &cursor{offset: end}, nil
-	}
-	return nil, nil
+	return ex.emitResult(values, cur, pageSize), nil
 }
 
 // compareNumbers orders numbers ascending, anything else after them.
