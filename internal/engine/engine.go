@@ -111,6 +111,9 @@ type Engine struct {
 	// claimsSeen are the decoded payloads of tokens seen.
 	claimsMu   sync.RWMutex
 	claimsSeen map[string]tokenClaims
+	// vecSets are the vectors searches rank, cached (vectors.go).
+	vecMu   sync.Mutex
+	vecSets map[vectorSetKey]*vectorSet
 	// afterSnapshotRun, when set, is called between a stored
 	// procedure's run on a snapshot and its commit: tests write there.
 	afterSnapshotRun func()

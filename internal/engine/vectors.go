@@ -2,12 +2,13 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
+	"container/heap"
 	"encoding/binary"
 	"errors"
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"strings"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
@@ -155,9 +156,10 @@ type rankedVector struct {
 	rank float64
 }
 
-// ScanOrdered implements query.OrderedSource: a run per group of items
-// within rankTolerance of each other, in rank order, then a last run of
-// the items without a rank.
+// ScanOrdered implements query.OrderedSource: the ranked items in rank
+// order, a run per group within rankTolerance of each other, then a last
+// run of the items without a rank. The ranking is a heap: a page that
+// wants ten items sorts only what it reads.
 func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted bool, key, doc []byte) bool) error {
 	return s.store.View(s.ctx, func(r storage.Reader) error {
 		ranked, err := s.rank(r)
@@ -165,29 +167,31 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 			return err
 		}
 		items := s.items(r)
-		// Runs: consecutive items within rankTolerance share one.
-		runs := make([]int, len(ranked))
-		for i := 1; i < len(ranked); i++ {
-			runs[i] = runs[i-1]
-			if ranked[i].rank-ranked[i-1].rank > rankTolerance*(1+math.Abs(ranked[i-1].rank)) {
-				runs[i]++
-			}
-		}
-		start, lastRun := 0, len(ranked) // the run of after; the unranked run
+		// Items ranked well before after's are before it: skip them.
+		skipBelow := math.Inf(-1)
 		if after != nil {
-			i := slices.IndexFunc(ranked, func(v rankedVector) bool { return bytes.Equal(v.key, after) })
-			if i >= 0 {
-				start = slices.Index(runs, runs[i])
-			} else {
-				start = len(ranked) // after is in the last run
+			for _, v := range ranked {
+				if bytes.Equal(v.key, after) {
+					skipBelow = v.rank - 2*rankTolerance*(1+math.Abs(v.rank))
+				}
 			}
 		}
-		for i := start; i < len(ranked); i++ {
-			run := binary.BigEndian.AppendUint64(nil, uint64(runs[i]))
+		h := rankHeap(slices.Clone(ranked))
+		heap.Init(&h)
+		run, prev := uint64(0), math.Inf(-1)
+		for h.Len() > 0 {
+			v := heap.Pop(&h).(rankedVector)
+			if v.rank-prev > rankTolerance*(1+math.Abs(prev)) {
+				run++
+			}
+			prev = v.rank
+			if v.rank < skipBelow {
+				continue
+			}
 			stop := false
-			err := items.lend(ranked[i].key, func(it storedItem, visible bool) error {
+			err := items.lend(v.key, func(it storedItem, visible bool) error {
 				if visible {
-					stop = !yield(run, false, ranked[i].key, it.doc)
+					stop = !yield(binary.BigEndian.AppendUint64(nil, run), false, v.key, it.doc)
 				}
 				return nil
 			})
@@ -198,47 +202,153 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 				return nil
 			}
 		}
+		// Read this far, the page wants the items without a rank too.
 		seen := make(map[string]bool, len(ranked))
 		for _, v := range ranked {
 			seen[string(v.key)] = true
 		}
-		run := binary.BigEndian.AppendUint64(nil, uint64(lastRun))
+		last := binary.BigEndian.AppendUint64(nil, run+1)
 		return items.scan(s.prefix, keys.PrefixEnd(s.prefix), false, func(key []byte, it storedItem) bool {
-			return seen[string(key)] || yield(run, false, key, it.doc)
+			return seen[string(key)] || yield(last, false, key, it.doc)
 		})
 	})
 }
 
-// rank reads the vectors of the source's scope and ranks them.
+// rankHeap orders ranked vectors by rank, then key: a min-heap.
+type rankHeap []rankedVector
+
+func (h rankHeap) Len() int { return len(h) }
+func (h rankHeap) Less(i, j int) bool {
+	if h[i].rank != h[j].rank {
+		return h[i].rank < h[j].rank
+	}
+	return bytes.Compare(h[i].key, h[j].key) < 0
+}
+func (h rankHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *rankHeap) Push(x any)   { *h = append(*h, x.(rankedVector)) }
+func (h *rankHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}
+
+// rank ranks the vectors of the source's scope.
 func (s *vectorSource) rank(r storage.Reader) ([]rankedVector, error) {
-	prefix := keyspace.VecPrefix(s.c.rid, s.path, s.prefix)
+	set, err := s.e.vectorSet(r, s.c, s.path)
+	if err != nil {
+		return nil, err
+	}
+	ranker := query.NewVectorRanker(s.fn, s.order.Query)
+	scope := s.prefix
+	out := make([]rankedVector, len(set.keys))
+	// Two halves at once: the distances are most of a search's work.
+	var wg sync.WaitGroup
+	half := len(set.keys) / 2
+	for _, part := range [][2]int{{0, half}, {half, len(set.keys)}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := part[0]; i < part[1]; i++ {
+				out[i].rank = math.NaN()
+				if !bytes.HasPrefix(set.keys[i], scope) {
+					continue
+				}
+				if rank, ok := ranker.Rank(set.vector(i)); ok {
+					out[i] = rankedVector{key: set.keys[i], rank: rank}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return slices.DeleteFunc(out, func(v rankedVector) bool { return math.IsNaN(v.rank) }), nil
+}
+
+// vectorSet is the vectors of one embedding path of a container, in
+// memory: every item's key and its vector, as stored when the
+// container's state was at lsn. A set is never changed once built.
+type vectorSet struct {
+	lsn  uint64
+	dims int
+	keys [][]byte
+	data []float32
+}
+
+func (v *vectorSet) vector(i int) []float32 { return v.data[i*v.dims : (i+1)*v.dims] }
+
+// vectorSetKey names a cached vector set.
+type vectorSetKey struct {
+	rid  [8]byte
+	path byte
+}
+
+// maxCachedFloats bounds the vectors the engine keeps in memory for
+// searches (384 MB of float32s: 100,000 vectors of 768 dimensions fit);
+// a container's vectors beyond it are read from storage on every search.
+const maxCachedFloats = 96 << 20
+
+// vectorSet returns container c's vectors at embedding path number path
+// as of snapshot r: the cached set when c has not been written since it
+// was read (every item write moves the container state's LSN), else a
+// set read from r, cached when it fits.
+func (e *Engine) vectorSet(r storage.Reader, c *container, path byte) (*vectorSet, error) {
+	st, err := readCollState(r, c.rid)
+	if err != nil {
+		return nil, err
+	}
+	key := vectorSetKey{c.rid, path}
+	e.vecMu.Lock()
+	set := e.vecSets[key]
+	e.vecMu.Unlock()
+	if set != nil && set.lsn == st.lsn {
+		return set, nil
+	}
+	dims := c.vectors.Embeddings[path].Dimensions
+	set = &vectorSet{lsn: st.lsn, dims: dims}
+	if n := st.items; n > 0 && n*int64(dims) <= maxCachedFloats {
+		set.keys = make([][]byte, 0, n)
+		set.data = make([]float32, 0, n*int64(dims))
+	}
+	prefix := keyspace.VecPrefix(c.rid, path, keyspace.CollPrefix(keyspace.Doc, c.rid))
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	defer it.Close()
-	var out []rankedVector
-	ranker := query.NewVectorRanker(s.fn, s.order.Query)
-	vec := make([]float32, len(s.order.Query))
 	for it.Next() {
 		b := it.Value()
-		if len(b) != 4*len(vec) {
-			continue // another dimension: its distance is undefined
-		}
-		for i := range vec {
-			vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		rank, ok := ranker.Rank(vec)
-		if !ok {
+		if len(b) != 4*dims {
 			continue
 		}
-		out = append(out, rankedVector{key: keyspace.DocKeyOfVec(it.Key()), rank: rank})
+		set.keys = append(set.keys, keyspace.DocKeyOfVec(it.Key()))
+		for i := range dims {
+			set.data = append(set.data, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
 	}
 	if err := it.Err(); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b rankedVector) int {
-		if c := cmp.Compare(a.rank, b.rank); c != 0 {
-			return c
+	e.vecMu.Lock()
+	defer e.vecMu.Unlock()
+	if e.vecSets == nil {
+		e.vecSets = map[vectorSetKey]*vectorSet{}
+	}
+	if len(set.data) > maxCachedFloats {
+		return set, nil
+	}
+	// Make room: other sets go, in no order, until this one fits.
+	total := len(set.data)
+	for k, other := range e.vecSets {
+		if k != key {
+			total += len(other.data)
 		}
-		return bytes.Compare(a.key, b.key)
-	})
-	return out, nil
+	}
+	for k, other := range e.vecSets {
+		if total <= maxCachedFloats {
+			break
+		}
+		if k != key {
+			total -= len(other.data)
+			delete(e.vecSets, k)
+		}
+	}
+	e.vecSets[key] = set
+	return set, nil
 }
