@@ -8,8 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
