@@ -241,6 +241,13 @@ func (s *vectorSource) rank(r storage.Reader) ([]rankedVector, error) {
 	}
 	ranker := query.NewVectorRanker(s.fn, s.order.Query)
 	scope := s.prefix
+	rankOf := func(key []byte, v []float32) (rankedVector, bool) {
+		if !bytes.HasPrefix(key, scope) {
+			return rankedVector{}, false
+		}
+		rank, ok := ranker.Rank(v)
+		return rankedVector{key: key, rank: rank}, ok
+	}
 	out := make([]rankedVector, len(set.keys))
 	// Two halves at once: the distances are most of a search's work.
 	var wg sync.WaitGroup
@@ -251,27 +258,43 @@ func (s *vectorSource) rank(r storage.Reader) ([]rankedVector, error) {
 			defer wg.Done()
 			for i := part[0]; i < part[1]; i++ {
 				out[i].rank = math.NaN()
-				if !bytes.HasPrefix(set.keys[i], scope) {
-					continue
+				if _, changed := set.delta[string(set.keys[i])]; changed {
+					continue // a later version, below
 				}
-				if rank, ok := ranker.Rank(set.vector(i)); ok {
-					out[i] = rankedVector{key: set.keys[i], rank: rank}
+				if v, ok := rankOf(set.keys[i], set.vector(i)); ok {
+					out[i] = v
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	for key, vec := range set.delta {
+		if vec == nil {
+			continue
+		}
+		if v, ok := rankOf([]byte(key), vec); ok {
+			out = append(out, v)
+		}
+	}
 	return slices.DeleteFunc(out, func(v rankedVector) bool { return math.IsNaN(v.rank) }), nil
 }
 
 // vectorSet is the vectors of one embedding path of a container, in
-// memory: every item's key and its vector, as stored when the
-// container's state was at lsn. A set is never changed once built.
+// memory, as stored when the container's state was at lsn: every item's
+// key and vector as read at base (keys, data), and the items written
+// since (delta: the vector of each, nil for none). A set is never
+// changed once built; a later one shares its arrays and adds to a copy
+// of its delta.
 type vectorSet struct {
 	lsn  uint64
+	base uint64
 	dims int
 	keys [][]byte
 	data []float32
+	// delta holds the items written after base, by key. An item deleted
+	// since base keeps its old vector in keys and data: the search skips
+	// it when it finds the item gone.
+	delta map[string][]float32
 }
 
 func (v *vectorSet) vector(i int) []float32 { return v.data[i*v.dims : (i+1)*v.dims] }
@@ -298,31 +321,20 @@ func (e *Engine) vectorSet(r storage.Reader, c *container, path byte) (*vectorSe
 	}
 	key := vectorSetKey{c.rid, path}
 	e.vecMu.Lock()
-	set := e.vecSets[key]
+	cached := e.vecSets[key]
 	e.vecMu.Unlock()
-	if set != nil && set.lsn == st.lsn {
-		return set, nil
+	if cached != nil && cached.lsn == st.lsn {
+		return cached, nil
 	}
 	dims := c.vectors.Embeddings[path].Dimensions
-	set = &vectorSet{lsn: st.lsn, dims: dims}
-	if n := st.items; n > 0 && n*int64(dims) <= maxCachedFloats {
-		set.keys = make([][]byte, 0, n)
-		set.data = make([]float32, 0, n*int64(dims))
-	}
-	prefix := keyspace.VecPrefix(c.rid, path, keyspace.CollPrefix(keyspace.Doc, c.rid))
-	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
-	defer it.Close()
-	for it.Next() {
-		b := it.Value()
-		if len(b) != 4*dims {
-			continue
+	var set *vectorSet
+	if cached != nil && cached.lsn < st.lsn && st.lsn-cached.base <= uint64(len(cached.keys)/10) {
+		// Few writes since the vectors were read (each moves the LSN
+		// by one): add them to what is in memory.
+		if set, err = catchUp(r, c, path, cached, st.lsn); err != nil {
+			return nil, err
 		}
-		set.keys = append(set.keys, keyspace.DocKeyOfVec(it.Key()))
-		for i := range dims {
-			set.data = append(set.data, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		}
-	}
-	if err := it.Err(); err != nil {
+	} else if set, err = readVectorSet(r, c, path, dims, st); err != nil {
 		return nil, err
 	}
 	e.vecMu.Lock()
@@ -351,4 +363,64 @@ func (e *Engine) vectorSet(r storage.Reader, c *container, path byte) (*vectorSe
 	}
 	e.vecSets[key] = set
 	return set, nil
+}
+
+// readVectorSet reads every vector of c at embedding path number path in
+// snapshot r, whose container state is st.
+func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collState) (*vectorSet, error) {
+	set := &vectorSet{lsn: st.lsn, base: st.lsn, dims: dims}
+	if n := st.items; n > 0 && n*int64(dims) <= maxCachedFloats {
+		set.keys = make([][]byte, 0, n)
+		set.data = make([]float32, 0, n*int64(dims))
+	}
+	prefix := keyspace.VecPrefix(c.rid, path, keyspace.CollPrefix(keyspace.Doc, c.rid))
+	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+	defer it.Close()
+	for it.Next() {
+		if v := decodeVector(it.Value(), dims); v != nil {
+			set.keys = append(set.keys, keyspace.DocKeyOfVec(it.Key()))
+			set.data = append(set.data, v...)
+		}
+	}
+	return set, it.Err()
+}
+
+// catchUp is set with the items written after it up to lsn: those the
+// latest-version index names from set.lsn on, read again.
+func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn uint64) (*vectorSet, error) {
+	next := *set
+	next.lsn = lsn
+	next.delta = make(map[string][]float32, len(set.delta))
+	for k, v := range set.delta {
+		next.delta[k] = v
+	}
+	docPrefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
+	it := r.Scan(keyspace.LatestKey(c.rid, set.lsn+1), keyspace.LatestKey(c.rid, lsn+1), false)
+	defer it.Close()
+	for it.Next() {
+		docKey := append(slices.Clip(docPrefix), it.Value()...)
+		b, err := r.Get(keyspace.VecKey(c.rid, path, docKey))
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			next.delta[string(docKey)] = nil
+		case err != nil:
+			return nil, err
+		default:
+			next.delta[string(docKey)] = decodeVector(b, set.dims)
+		}
+	}
+	return &next, it.Err()
+}
+
+// decodeVector reads a stored vector of dims float32s; nil when it has
+// another length.
+func decodeVector(b []byte, dims int) []float32 {
+	if len(b) != 4*dims {
+		return nil
+	}
+	v := make([]float32, dims)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }

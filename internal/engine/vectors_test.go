@@ -96,3 +96,48 @@ func unquote(rows []string) []string {
 	}
 	return out
 }
+
+// TestVectorSearchAfterWrites: searches between writes rank what the
+// container holds at each: the vectors in memory take in the items
+// written since (replaced, new, deleted, their vector removed), and the
+// order is the scan's.
+func TestVectorSearchAfterWrites(t *testing.T) {
+	e, _ := newTestEngine(t)
+	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]},`+
+		`"vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","distanceFunction":"cosine","dimensions":2}]}}`)
+	for i := range 100 {
+		write(t, e, "c", fmt.Sprintf(`{"id":"d%03d","pk":"p","v":[%d,%d]}`, i, i%11+1, i%13))
+	}
+	ranked := func() []string {
+		rows, err := queryRows(e, "SELECT VALUE c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return unquote(rows)
+	}
+	scanned := func() []string {
+		rows, err := queryRows(e, "SELECT VALUE c.id FROM c ORDER BY VectorDistance(c.v, [1, 0 + 0])")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return unquote(rows)
+	}
+	for round, writes := range [][]string{
+		nil,
+		{`{"id":"d005","pk":"p","v":[1,0]}`, `{"id":"new","pk":"p","v":[2,0]}`, `{"id":"d007","pk":"p"}`},
+		{`{"id":"d005","pk":"p","v":[0,1]}`},
+	} {
+		for _, w := range writes {
+			write(t, e, "c", w)
+		}
+		if round == 2 {
+			if _, err := e.DeleteItem(context.Background(), ItemRef{DB: "db", Coll: "c", ID: "new", PK: `["p"]`, HasPK: true}, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, want := ranked(), scanned()
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("round %d:\n got %v\nwant %v", round, got, want)
+		}
+	}
+}
