@@ -111,9 +111,11 @@ type Engine struct {
 	// claimsSeen are the decoded payloads of tokens seen.
 	claimsMu   sync.RWMutex
 	claimsSeen map[string]tokenClaims
-	// vecSets are the vectors searches rank, cached (vectors.go).
-	vecMu   sync.Mutex
-	vecSets map[vectorSetKey]*vectorSet
+	// vecSets are the vectors searches rank (vectors.go), textIndexes
+	// the full-text indexes rankings read (textindex.go), cached.
+	vecMu       sync.Mutex
+	vecSets     map[vectorSetKey]*vectorSet
+	textIndexes map[textIndexKey]*textIndex
 	// afterSnapshotRun, when set, is called between a stored
 	// procedure's run on a snapshot and its commit: tests write there.
 	afterSnapshotRun func()

@@ -25,8 +25,10 @@ import (
 // plan calls, loaded from src's store, and the full-text statistics its
 // FullTextScore calls rank by.
 func (e *Engine) pageItemsWithUDFs(ctx context.Context, plan *query.Plan, src *docSource, req QueryRequest) (QueryResult, error) {
-	if err := e.countText(ctx, plan, src); err != nil {
-		return QueryResult{}, err
+	if textSourceFor(plan, src) == nil { // a full-text source counts them itself
+		if err := e.countText(ctx, plan, src); err != nil {
+			return QueryResult{}, err
+		}
 	}
 	names := plan.UDFs()
 	if len(names) == 0 {
@@ -75,9 +77,9 @@ func (e *Engine) queryEnv(ds *docSource) query.Env {
 	if text := ds.c.text; text != nil {
 		env.FullText = text.Covers
 	}
-	if ds.textStats != nil {
-		env.TextStats = func(path string) *query.TextStats { return ds.textStats[path] }
-	}
+	// Read when a score is computed: a full-text source sets them as it
+	// starts reading (textindex.go).
+	env.TextStats = func(path string) *query.TextStats { return ds.textStats[path] }
 	return env
 }
 

@@ -85,25 +85,34 @@ const (
 
 // bm25 scores words (a document's analyzed text) for terms.
 func bm25(words []string, terms []string, st *TextStats) float64 {
-	if st == nil || st.Docs == 0 || len(words) == 0 {
+	tfs := make([]int, len(terms))
+	for i, t := range terms {
+		for _, w := range words {
+			if w == t {
+				tfs[i]++
+			}
+		}
+	}
+	return BM25(tfs, len(words), terms, st)
+}
+
+// BM25 scores a document of docWords words in which terms[i] occurs
+// tfs[i] times: the one computation of a score, so that a full-text
+// index ranks its items with exactly the scores the query computes.
+func BM25(tfs []int, docWords int, terms []string, st *TextStats) float64 {
+	if st == nil || st.Docs == 0 || docWords == 0 {
 		return 0
 	}
 	avg := float64(st.Words) / float64(st.Docs)
 	var score float64
-	for _, t := range terms {
-		tf := 0
-		for _, w := range words {
-			if w == t {
-				tf++
-			}
-		}
-		if tf == 0 {
+	for i, t := range terms {
+		if tfs[i] == 0 {
 			continue
 		}
 		n := float64(st.DocFreq[t])
 		idf := math.Log(1 + (float64(st.Docs)-n+0.5)/(n+0.5))
-		f := float64(tf)
-		score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(len(words))/avg))
+		f := float64(tfs[i])
+		score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(docWords)/avg))
 	}
 	return score
 }
@@ -447,4 +456,42 @@ func compareNumbers(x, y Value) int {
 		return 1
 	}
 	return 0
+}
+
+// FullTextOrder reports whether the plan ranks by one FullTextScore of
+// an item path and constant terms (ORDER BY RANK FullTextScore(c.<path>,
+// terms…)): what a full-text index of the path can order.
+func (p *Plan) FullTextOrder() (FullTextQuery, bool) {
+	s := p.q.stmt
+	if p.mode != modeOrderBy || len(s.OrderBy) != 1 || !s.OrderBy[0].Rank {
+		return FullTextQuery{}, false
+	}
+	call, ok := s.OrderBy[0].Expr.(*CallExpr)
+	if !ok || call.fn == nil || call.fn.name != "FullTextScore" {
+		return FullTextQuery{}, false
+	}
+	sc, _ := call.cache.(searchCall)
+	if sc.path == "" {
+		return FullTextQuery{}, false
+	}
+	c := &evalCtx{params: p.params}
+	args := make([]Value, 0, len(call.Args)-1)
+	for _, a := range call.Args[1:] {
+		if !isConstant(a) {
+			return FullTextQuery{}, false
+		}
+		args = append(args, c.eval(a))
+	}
+	return FullTextQuery{Path: sc.path, Terms: scoreTerms(args)}, true
+}
+
+// TextAt is the text at path ("/a/b") of a stored document, if it holds
+// a string there.
+func TextAt(doc []byte, path string) (string, bool) {
+	top := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 2)[0]
+	v, err := parseDocFields(doc, []string{top})
+	if err != nil {
+		return "", false
+	}
+	return valueAt(v, path).AsString()
 }
