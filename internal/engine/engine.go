@@ -113,9 +113,8 @@ type Engine struct {
 	claimsSeen map[string]tokenClaims
 	// vecSets are the vectors searches rank (vectors.go), textIndexes
 	// the full-text indexes rankings read (textindex.go), cached.
-	vecMu       sync.Mutex
-	vecSets     map[vectorSetKey]*vectorSet
-	textIndexes map[textIndexKey]*textIndex
+	vecSets     *sizedCache[vectorSetKey, *vectorSet]
+	textIndexes *sizedCache[textIndexKey, *textIndex]
 	// afterSnapshotRun, when set, is called between a stored
 	// procedure's run on a snapshot and its commit: tests write there.
 	afterSnapshotRun func()
@@ -216,7 +215,8 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	}
 	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge,
 		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget, plans: query.NewCache(planCacheEntries, planCacheBytes),
-		scripts: script.NewRunner(opts.ScriptBudgets, opts.RealClock), tokens: opts.Tokens, claimsSeen: map[string]tokenClaims{}}
+		scripts: script.NewRunner(opts.ScriptBudgets, opts.RealClock), tokens: opts.Tokens, claimsSeen: map[string]tokenClaims{},
+		vecSets: newSizedCache[vectorSetKey, *vectorSet](maxCachedFloats), textIndexes: newSizedCache[textIndexKey, *textIndex](maxCachedTextDocs)}
 	e.buckets.Floor, e.enforce = opts.PurgeFloor, opts.EnforceThroughput
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -65,9 +64,7 @@ func (e *Engine) textIndexOf(r storage.Reader, c *container, path string) (*text
 		return nil, err
 	}
 	key := textIndexKey{c.rid, path}
-	e.vecMu.Lock()
-	cached := e.textIndexes[key]
-	e.vecMu.Unlock()
+	cached, _ := e.textIndexes.get(key)
 	if cached != nil && cached.lsn == st.lsn {
 		return cached, nil
 	}
@@ -99,29 +96,7 @@ func (e *Engine) textIndexOf(r storage.Reader, c *container, path string) (*text
 	if err := it.Err(); err != nil {
 		return nil, err
 	}
-	e.vecMu.Lock()
-	defer e.vecMu.Unlock()
-	if e.textIndexes == nil {
-		e.textIndexes = map[textIndexKey]*textIndex{}
-	}
-	if len(ix.docs) <= maxCachedTextDocs {
-		total := len(ix.docs)
-		for k, other := range e.textIndexes {
-			if k != key {
-				total += len(other.docs)
-			}
-		}
-		for k, other := range e.textIndexes {
-			if total <= maxCachedTextDocs {
-				break
-			}
-			if k != key {
-				total -= len(other.docs)
-				delete(e.textIndexes, k)
-			}
-		}
-		e.textIndexes[key] = ix
-	}
+	e.textIndexes.put(key, ix, len(ix.docs))
 	return ix, nil
 }
 
@@ -178,25 +153,6 @@ type scoredDoc struct {
 	score float64
 }
 
-// scoreHeap orders scored items best first, ties by descending key.
-type scoreHeap []scoredDoc
-
-func (h scoreHeap) Len() int { return len(h) }
-func (h scoreHeap) Less(i, j int) bool {
-	if h[i].score != h[j].score {
-		return h[i].score > h[j].score
-	}
-	return bytes.Compare(h[i].key, h[j].key) > 0
-}
-func (h scoreHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *scoreHeap) Push(x any)   { *h = append(*h, x.(scoredDoc)) }
-func (h *scoreHeap) Pop() any {
-	old := *h
-	v := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return v
-}
-
 // ScanOrdered implements query.OrderedSource.
 func (s *textSource) ScanOrdered(after []byte, yield func(run []byte, sorted bool, key, doc []byte) bool) error {
 	return s.store.View(s.ctx, func(r storage.Reader) error {
@@ -220,18 +176,23 @@ func (s *textSource) ScanOrdered(after []byte, yield func(run []byte, sorted boo
 				tfs[p.doc][i] = int(p.tf)
 			}
 		}
-		h := make(scoreHeap, 0, len(tfs))
+		scored := make([]scoredDoc, 0, len(tfs))
 		for d, tf := range tfs {
-			h = append(h, scoredDoc{key: ix.docs[d].key, score: query.BM25(tf, ix.docs[d].words, s.order.Terms, st)})
+			scored = append(scored, scoredDoc{key: ix.docs[d].key, score: query.BM25(tf, ix.docs[d].words, s.order.Terms, st)})
 		}
-		heap.Init(&h)
-		seen := make(map[string]bool, len(h))
-		for _, d := range h {
+		seen := make(map[string]bool, len(scored))
+		for _, d := range scored {
 			seen[string(d.key)] = true
 		}
+		// Best first, ties by descending key, as the executor breaks them.
+		h := newOrderedHeap(scored, func(a, b scoredDoc) bool {
+			if a.score != b.score {
+				return a.score > b.score
+			}
+			return bytes.Compare(a.key, b.key) > 0
+		})
 		run, prev := uint64(0), math.NaN()
-		for h.Len() > 0 {
-			d := heap.Pop(&h).(scoredDoc)
+		for d, ok := h.next(); ok; d, ok = h.next() {
 			if d.score != prev {
 				run++
 				prev = d.score

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -176,11 +175,14 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 				}
 			}
 		}
-		h := rankHeap(slices.Clone(ranked))
-		heap.Init(&h)
+		h := newOrderedHeap(slices.Clone(ranked), func(a, b rankedVector) bool {
+			if a.rank != b.rank {
+				return a.rank < b.rank
+			}
+			return bytes.Compare(a.key, b.key) < 0
+		})
 		run, prev := uint64(0), math.Inf(-1)
-		for h.Len() > 0 {
-			v := heap.Pop(&h).(rankedVector)
+		for v, ok := h.next(); ok; v, ok = h.next() {
 			if v.rank-prev > rankTolerance*(1+math.Abs(prev)) {
 				run++
 			}
@@ -212,25 +214,6 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 			return seen[string(key)] || yield(last, false, key, it.doc)
 		})
 	})
-}
-
-// rankHeap orders ranked vectors by rank, then key: a min-heap.
-type rankHeap []rankedVector
-
-func (h rankHeap) Len() int { return len(h) }
-func (h rankHeap) Less(i, j int) bool {
-	if h[i].rank != h[j].rank {
-		return h[i].rank < h[j].rank
-	}
-	return bytes.Compare(h[i].key, h[j].key) < 0
-}
-func (h rankHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *rankHeap) Push(x any)   { *h = append(*h, x.(rankedVector)) }
-func (h *rankHeap) Pop() any {
-	old := *h
-	v := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return v
 }
 
 // rank ranks the vectors of the source's scope.
@@ -320,9 +303,7 @@ func (e *Engine) vectorSet(r storage.Reader, c *container, path byte) (*vectorSe
 		return nil, err
 	}
 	key := vectorSetKey{c.rid, path}
-	e.vecMu.Lock()
-	cached := e.vecSets[key]
-	e.vecMu.Unlock()
+	cached, _ := e.vecSets.get(key)
 	if cached != nil && cached.lsn == st.lsn {
 		return cached, nil
 	}
@@ -337,31 +318,7 @@ func (e *Engine) vectorSet(r storage.Reader, c *container, path byte) (*vectorSe
 	} else if set, err = readVectorSet(r, c, path, dims, st); err != nil {
 		return nil, err
 	}
-	e.vecMu.Lock()
-	defer e.vecMu.Unlock()
-	if e.vecSets == nil {
-		e.vecSets = map[vectorSetKey]*vectorSet{}
-	}
-	if len(set.data) > maxCachedFloats {
-		return set, nil
-	}
-	// Make room: other sets go, in no order, until this one fits.
-	total := len(set.data)
-	for k, other := range e.vecSets {
-		if k != key {
-			total += len(other.data)
-		}
-	}
-	for k, other := range e.vecSets {
-		if total <= maxCachedFloats {
-			break
-		}
-		if k != key {
-			total -= len(other.data)
-			delete(e.vecSets, k)
-		}
-	}
-	e.vecSets[key] = set
+	e.vecSets.put(key, set, len(set.data))
 	return set, nil
 }
 
