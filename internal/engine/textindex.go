@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
@@ -25,11 +27,28 @@ import (
 // query.BM25 (the score the executor computes), and hands the executor
 // the items best first (textSource).
 
-// textIndex is the inverted index of one path of a container.
+// textIndex is the inverted index of one path of a container, as of
+// the container state lsn. It was read whole at base; the items written
+// since (upserts: the latest-version index names them) are added by
+// catchUp, which appends their new versions to docs, marks their old
+// ones dead and keeps their postings apart, so that a later version
+// shares the first one's arrays. A delete is not in the latest-version
+// index: the container's item count, which no longer adds up, makes the
+// index be read whole again.
 type textIndex struct {
-	lsn      uint64
+	lsn, base uint64
+	// items is the container's item count at lsn.
+	items    int64
 	docs     []textDoc
-	postings map[string][]posting
+	dead     []bool
+	postings map[string][]posting // of the docs read at base
+	added    map[string][]posting // of the docs added since
+	// at is the docs index of each item key at base; addedAt of those
+	// added since. present says whether each key written since base is
+	// stored (with or without text); stored, every key stored at base.
+	at, addedAt map[string]int32
+	present     map[string]bool
+	stored      map[string]bool
 }
 
 // textDoc is an item with text at the path.
@@ -68,58 +87,164 @@ func (e *Engine) textIndexOf(r storage.Reader, c *container, path string) (*text
 	if cached != nil && cached.lsn == st.lsn {
 		return cached, nil
 	}
-	ix := &textIndex{lsn: st.lsn, postings: map[string][]posting{}}
-	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
-	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
-	defer it.Close()
-	counts := map[string]int32{}
-	for it.Next() {
-		h, doc, err := document.DecodeItem(it.Value())
+	var ix *textIndex
+	if cached != nil && cached.lsn < st.lsn && !st.counting && st.lsn-cached.base <= uint64(len(cached.docs)/10+1) {
+		ix, err = cached.catchUp(r, c, path, st)
 		if err != nil {
 			return nil, err
 		}
-		text, ok := query.TextAt(doc, path)
-		if !ok {
-			continue
-		}
-		words := query.Analyze(text)
-		clear(counts)
-		for _, w := range words {
-			counts[w]++
-		}
-		i := int32(len(ix.docs))
-		ix.docs = append(ix.docs, textDoc{key: bytes.Clone(it.Key()), h: h, words: len(words)})
-		for w, n := range counts {
-			ix.postings[w] = append(ix.postings[w], posting{doc: i, tf: n})
-		}
 	}
-	if err := it.Err(); err != nil {
-		return nil, err
+	if ix == nil {
+		if ix, err = readTextIndex(r, c, path, st); err != nil {
+			return nil, err
+		}
 	}
 	e.textIndexes.put(key, ix, len(ix.docs))
 	return ix, nil
 }
 
+// readTextIndex reads the index of c's path whole from snapshot r, whose
+// container state is st.
+func readTextIndex(r storage.Reader, c *container, path string, st collState) (*textIndex, error) {
+	ix := &textIndex{lsn: st.lsn, base: st.lsn, items: st.items, postings: map[string][]posting{},
+		at: map[string]int32{}, stored: map[string]bool{}}
+	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
+	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+	defer it.Close()
+	counts := map[string]int32{}
+	for it.Next() {
+		ix.stored[string(it.Key())] = true
+		d, ok, err := textDocOf(it.Key(), it.Value(), path, counts)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		i := int32(len(ix.docs))
+		ix.docs = append(ix.docs, d)
+		ix.at[string(d.key)] = i
+		for w, n := range counts {
+			ix.postings[w] = append(ix.postings[w], posting{doc: i, tf: n})
+		}
+	}
+	ix.dead = make([]bool, len(ix.docs))
+	return ix, it.Err()
+}
+
+// textDocOf is the stored item at key (value as stored) as the index
+// holds it, and its words' counts in counts; ok is false when it has no
+// text at path.
+func textDocOf(key, value []byte, path string, counts map[string]int32) (d textDoc, ok bool, err error) {
+	h, doc, err := document.DecodeItem(value)
+	if err != nil {
+		return textDoc{}, false, err
+	}
+	text, ok := query.TextAt(doc, path)
+	if !ok {
+		return textDoc{}, false, nil
+	}
+	words := query.Analyze(text)
+	clear(counts)
+	for _, w := range words {
+		counts[w]++
+	}
+	return textDoc{key: bytes.Clone(key), h: h, words: len(words)}, true, nil
+}
+
+// catchUp is ix with the items written since it up to st: nil when the
+// container's item count says an item was deleted meanwhile, which only
+// reading the index whole can take in.
+func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st collState) (*textIndex, error) {
+	next := *ix
+	next.lsn, next.items = st.lsn, st.items
+	next.docs = slices.Clip(ix.docs)
+	next.dead = slices.Clone(ix.dead)
+	next.added = maps.Clone(ix.added)
+	next.addedAt = maps.Clone(ix.addedAt)
+	next.present = maps.Clone(ix.present)
+	if next.added == nil {
+		next.added, next.addedAt, next.present = map[string][]posting{}, map[string]int32{}, map[string]bool{}
+	}
+	items := ix.items
+	docPrefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
+	it := r.Scan(keyspace.LatestKey(c.rid, ix.lsn+1), keyspace.LatestKey(c.rid, st.lsn+1), false)
+	defer it.Close()
+	counts := map[string]int32{}
+	for it.Next() {
+		key := append(slices.Clip(docPrefix), it.Value()...)
+		value, err := r.Get(key)
+		if err != nil {
+			return nil, err // an item the latest-version index names is stored
+		}
+		was, ok := ix.present[string(key)]
+		if !ok {
+			was = ix.stored[string(key)]
+		}
+		if !was {
+			items++
+		}
+		next.present[string(key)] = true
+		// Its earlier version, if the index holds one, is dead.
+		if i, ok := next.addedAt[string(key)]; ok {
+			next.dead[i] = true
+		} else if i, ok := ix.at[string(key)]; ok {
+			next.dead[i] = true
+		}
+		delete(next.addedAt, string(key))
+		d, ok, err := textDocOf(key, value, path, counts)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		i := int32(len(next.docs))
+		next.docs = append(next.docs, d)
+		next.dead = append(next.dead, false)
+		next.addedAt[string(key)] = i
+		for w, n := range counts {
+			next.added[w] = append(slices.Clip(next.added[w]), posting{doc: i, tf: n})
+		}
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	if items != st.items {
+		return nil, nil // an item was deleted: read the index whole
+	}
+	return &next, nil
+}
+
 // stats counts the corpus statistics of the index over the items visible
-// to items, for terms: what FullTextScore ranks by.
+// to items, for terms: what FullTextScore ranks by. live says which docs
+// count.
 func (ix *textIndex) stats(items itemReader, terms []string) (*query.TextStats, []bool) {
-	visible := make([]bool, len(ix.docs))
+	live := make([]bool, len(ix.docs))
 	st := &query.TextStats{DocFreq: map[string]int{}}
 	for i, d := range ix.docs {
-		if items.visibleAt(d.key, d.h) {
-			visible[i] = true
+		if !ix.dead[i] && items.visibleAt(d.key, d.h) {
+			live[i] = true
 			st.Docs++
 			st.Words += d.words
 		}
 	}
 	for _, t := range terms {
-		for _, p := range ix.postings[t] {
-			if visible[p.doc] {
-				st.DocFreq[t]++
+		for _, ps := range ix.termPostings(t) {
+			for _, p := range ps {
+				if live[p.doc] {
+					st.DocFreq[t]++
+				}
 			}
 		}
 	}
-	return st, visible
+	return st, live
+}
+
+// termPostings are a term's postings: those read at base, and those
+// added since.
+func (ix *textIndex) termPostings(t string) [2][]posting {
+	return [2][]posting{ix.postings[t], ix.added[t]}
 }
 
 // textSource is a query.OrderedSource for a full-text ranking over
@@ -164,25 +289,30 @@ func (s *textSource) ScanOrdered(after []byte, yield func(run []byte, sorted boo
 		st, visible := ix.stats(items, s.order.Terms)
 		s.textStats = map[string]*query.TextStats{s.order.Path: st}
 		// Score the visible items of the scope that hold a term.
-		tfs := map[int32][]int{}
+		nt := len(s.order.Terms)
+		tfs := make([]int32, nt*len(ix.docs))
+		var touched []int32
 		for i, t := range s.order.Terms {
-			for _, p := range ix.postings[t] {
-				if !visible[p.doc] || !bytes.HasPrefix(ix.docs[p.doc].key, s.prefix) {
-					continue
+			for _, ps := range ix.termPostings(t) {
+				for _, p := range ps {
+					if !visible[p.doc] || !bytes.HasPrefix(ix.docs[p.doc].key, s.prefix) {
+						continue
+					}
+					row := tfs[int(p.doc)*nt : int(p.doc)*nt+nt]
+					if !slices.ContainsFunc(row, func(n int32) bool { return n != 0 }) {
+						touched = append(touched, p.doc) // its first term
+					}
+					row[i] = p.tf
 				}
-				if tfs[p.doc] == nil {
-					tfs[p.doc] = make([]int, len(s.order.Terms))
-				}
-				tfs[p.doc][i] = int(p.tf)
 			}
 		}
-		scored := make([]scoredDoc, 0, len(tfs))
-		for d, tf := range tfs {
+		scored := make([]scoredDoc, 0, len(touched))
+		tf := make([]int, nt)
+		for _, d := range touched {
+			for i, n := range tfs[int(d)*nt : int(d)*nt+nt] {
+				tf[i] = int(n)
+			}
 			scored = append(scored, scoredDoc{key: ix.docs[d].key, score: query.BM25(tf, ix.docs[d].words, s.order.Terms, st)})
-		}
-		seen := make(map[string]bool, len(scored))
-		for _, d := range scored {
-			seen[string(d.key)] = true
 		}
 		// Best first, ties by descending key, as the executor breaks them.
 		h := newOrderedHeap(scored, func(a, b scoredDoc) bool {
@@ -212,6 +342,10 @@ func (s *textSource) ScanOrdered(after []byte, yield func(run []byte, sorted boo
 			}
 		}
 		// Every other item scores 0: one last run.
+		seen := make(map[string]bool, len(touched))
+		for _, d := range touched {
+			seen[string(ix.docs[d].key)] = true
+		}
 		last := binary.BigEndian.AppendUint64(nil, run+1)
 		return items.scan(s.prefix, keys.PrefixEnd(s.prefix), false, func(key []byte, it storedItem) bool {
 			return seen[string(key)] || yield(last, false, key, it.doc)

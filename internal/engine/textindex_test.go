@@ -96,6 +96,22 @@ func TestFullTextIndex(t *testing.T) {
 	put(`{"id":"d03","pk":"p1","t":"search run search run"}`)
 	put(`{"id":"new","pk":"p0","t":"ran"}`)
 	check("after writes")
+	put(`{"id":"d04","pk":"p0"}`) // its text removed
+	put(`{"id":"new","pk":"p0","t":"search"}`)
+	put(`{"id":"soon","pk":"p1","t":"run run run","ttl":3}`)
+	check("after more writes")
+	clk.Advance(4 * time.Second) // soon expires: no write, no new LSN
+	check("after an expiry")
+	for _, c := range []string{"ix", "scan"} {
+		if _, err := e.DeleteItem(context.Background(), ItemRef{DB: "db", Coll: c, ID: "d05", PK: `["p1"]`, HasPK: true}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after a delete")
+	for i := range 8 {
+		put(fmt.Sprintf(`{"id":"d%02d","pk":"p%d","t":"quick search %d"}`, 20+i, i%2, i))
+	}
+	check("after a burst of writes")
 }
 
 func stringRows(rows [][]byte) []string {
