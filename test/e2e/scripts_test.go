@@ -3,11 +3,15 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/server"
 )
@@ -253,4 +257,51 @@ func TestScriptsAfterRestart(t *testing.T) {
 	}
 	e2 := startWith(t, server.Config{DataDir: dir})
 	check(newRest(t, e2), "after")
+}
+
+// TestTriggersThroughTheGoSDK: ItemOptions.PreTriggers and PostTriggers
+// of the Go SDK run the container's triggers on a create, an upsert, a
+// replace and a delete; a trigger that throws fails the write, which
+// leaves nothing.
+func TestTriggersThroughTheGoSDK(t *testing.T) {
+	e := start(t)
+	c := e.container(t, pkProps("trg", "/pk"))
+	rc := newRest(t, e)
+	for _, def := range []string{
+		`{"id":"stamp","triggerType":"Pre","triggerOperation":"All","body":"function () { var r = getContext().getRequest(), d = r.getBody(); d.op = r.getOperationType(); r.setBody(d); }"}`,
+		`{"id":"audit","triggerType":"Post","triggerOperation":"All","body":"function () { var c = getContext().getCollection(), op = getContext().getRequest().getOperationType(); c.upsertDocument(c.getSelfLink(), {id: 'audit-' + op, pk: 'p'}); }"}`,
+		`{"id":"veto","triggerType":"Pre","triggerOperation":"Create","body":"function () { throw new Error('no creates today'); }"}`,
+	} {
+		if r := rc.do(t, http.MethodPost, "/dbs/db-trg/colls/trg/triggers", nil, []byte(def)); r.status != http.StatusCreated {
+			t.Fatalf("create trigger: %d %s", r.status, r.body)
+		}
+	}
+	pk := azcosmos.NewPartitionKeyString("p")
+	opts := &azcosmos.ItemOptions{PreTriggers: []string{"stamp"}, PostTriggers: []string{"audit"}, EnableContentResponseOnWrite: true}
+	res, err := c.CreateItem(e.ctx, pk, []byte(`{"id":"a","pk":"p"}`), opts)
+	if err != nil || !strings.Contains(string(res.Value), `"op":"Create"`) {
+		t.Fatalf("create with triggers: %v %s", err, res.Value)
+	}
+	if _, err := c.UpsertItem(e.ctx, pk, []byte(`{"id":"a","pk":"p"}`), opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReplaceItem(e.ctx, pk, "a", []byte(`{"id":"a","pk":"p"}`), opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteItem(e.ctx, pk, "a", &azcosmos.ItemOptions{PostTriggers: []string{"audit"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"Create", "Upsert", "Replace", "Delete"} {
+		if _, err := c.ReadItem(e.ctx, pk, "audit-"+op, nil); err != nil {
+			t.Errorf("the post-trigger's audit item for %s: %v", op, err)
+		}
+	}
+	_, err = c.CreateItem(e.ctx, pk, []byte(`{"id":"b","pk":"p"}`), &azcosmos.ItemOptions{PreTriggers: []string{"veto"}})
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusBadRequest || !strings.Contains(err.Error(), "no creates today") {
+		t.Fatalf("a vetoed create: %v", err)
+	}
+	if _, err := c.ReadItem(e.ctx, pk, "b", nil); err == nil {
+		t.Fatal("the vetoed item was written")
+	}
 }
