@@ -219,6 +219,10 @@ type docSource struct {
 	// environment (GetCurrentTimestamp() and the like).
 	at  time.Time
 	ctx context.Context
+	// start is when the request began on the query clock's scale: the
+	// page budget of the work done for it outside the executor
+	// (workmeter.go) runs from there.
+	start time.Duration
 	// store is what the source reads: the engine's store, or a stored
 	// procedure's transaction (pinnedStore).
 	store storage.Store
@@ -227,6 +231,13 @@ type docSource struct {
 	// by, by path (fulltext.go).
 	udfs      query.UDFs
 	textStats map[string]*query.TextStats
+}
+
+// meter returns a meter for work named what done for the source's
+// request outside the executor.
+func (s *docSource) meter(what string) *workMeter {
+	e := s.e
+	return e.workMeter(s.ctx, s.start, e.pageBudget, fmt.Sprintf("The query could not return a page within the server's query page budget of %v (--query-page-budget): %s took all of it. Raise the budget.", e.pageBudget, what))
 }
 
 // items reads the source's container at its instant in snapshot r.
@@ -267,7 +278,7 @@ func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requ
 	} else if requirePK && !req.CrossPartition && req.RangeID == "" {
 		return nil, dberr.BadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 	}
-	return &docSource{e: e, c: c, prefix: prefix, at: e.now(), ctx: ctx, store: e.store}, nil
+	return &docSource{e: e, c: c, prefix: prefix, at: e.now(), ctx: ctx, start: e.queryClock.Elapsed(), store: e.store}, nil
 }
 
 // QueryItems runs one page of a query over a container's items.

@@ -330,8 +330,15 @@ func (s *scriptCollection) idByRID(rid string) (string, error) {
 	seq := binary.LittleEndian.Uint64(raw[8:])
 	prefix := keyspace.CollPrefix(keyspace.Doc, s.t.c.rid)
 	prefix = append(prefix, s.pkEnc...)
+	// The scan of a large partition is bounded as the script is.
+	budget := s.e.scripts.Budgets().Time
+	m := s.e.workMeter(s.ctx, s.e.queryClock.Elapsed(), budget, fmt.Sprintf("Finding the document whose _rid is '%s' took the script's time budget of %v (--script-time-budget): it reads the partition's documents in turn. Address the document by id (%s/docs/{id}) instead.", rid, budget, s.AltLink()))
 	var id string
+	var stopped error
 	err = s.t.items.scan(prefix, keys.PrefixEnd(prefix), false, func(_ []byte, it storedItem) bool {
+		if stopped = m.step(); stopped != nil {
+			return false
+		}
 		if it.h.Seq != seq {
 			return true
 		}
@@ -340,6 +347,9 @@ func (s *scriptCollection) idByRID(rid string) (string, error) {
 		}
 		return false
 	})
+	if err == nil {
+		err = opError(stopped)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -441,7 +451,7 @@ func (s *scriptCollection) Query(link string, q []byte, pageSize int, continuati
 	}
 	c := s.t.c
 	src := &docSource{e: s.e, c: c, prefix: append(keyspace.CollPrefix(keyspace.Doc, c.rid), s.pkEnc...),
-		at: s.t.at, ctx: s.ctx, store: pinnedStore{s.t.w}}
+		at: s.t.at, ctx: s.ctx, start: s.e.queryClock.Elapsed(), store: pinnedStore{s.t.w}}
 	req := QueryRequest{Body: q, MaxItemCount: pageSize, Continuation: continuation}
 	var res QueryResult
 	var err error

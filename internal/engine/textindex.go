@@ -76,8 +76,8 @@ const maxCachedTextDocs = 1 << 20
 
 // textIndexOf returns the index of c's path as of snapshot r: the cached
 // one when c has not been written since it was read, else one read from
-// r (every stored item, visible or not), cached when it fits.
-func (e *Engine) textIndexOf(r storage.Reader, c *container, path string) (*textIndex, error) {
+// r within m (every stored item, visible or not), cached when it fits.
+func (e *Engine) textIndexOf(r storage.Reader, c *container, path string, m *workMeter) (*textIndex, error) {
 	st, err := readCollState(r, c.rid)
 	if err != nil {
 		return nil, err
@@ -89,13 +89,13 @@ func (e *Engine) textIndexOf(r storage.Reader, c *container, path string) (*text
 	}
 	var ix *textIndex
 	if cached != nil && cached.lsn < st.lsn && !st.counting && st.lsn-cached.base <= uint64(len(cached.docs)/10+1) {
-		ix, err = cached.catchUp(r, c, path, st)
+		ix, err = cached.catchUp(r, c, path, st, m)
 		if err != nil {
 			return nil, err
 		}
 	}
 	if ix == nil {
-		if ix, err = readTextIndex(r, c, path, st); err != nil {
+		if ix, err = readTextIndex(r, c, path, st, m); err != nil {
 			return nil, err
 		}
 	}
@@ -104,8 +104,8 @@ func (e *Engine) textIndexOf(r storage.Reader, c *container, path string) (*text
 }
 
 // readTextIndex reads the index of c's path whole from snapshot r, whose
-// container state is st.
-func readTextIndex(r storage.Reader, c *container, path string, st collState) (*textIndex, error) {
+// container state is st, within m.
+func readTextIndex(r storage.Reader, c *container, path string, st collState, m *workMeter) (*textIndex, error) {
 	ix := &textIndex{lsn: st.lsn, base: st.lsn, items: st.items, postings: map[string][]posting{},
 		at: map[string]int32{}, stored: map[string]bool{}}
 	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
@@ -113,6 +113,9 @@ func readTextIndex(r storage.Reader, c *container, path string, st collState) (*
 	defer it.Close()
 	counts := map[string]int32{}
 	for it.Next() {
+		if err := m.step(); err != nil {
+			return nil, err
+		}
 		ix.stored[string(it.Key())] = true
 		d, ok, err := textDocOf(it.Key(), it.Value(), path, counts)
 		if err != nil {
@@ -154,8 +157,8 @@ func textDocOf(key, value []byte, path string, counts map[string]int32) (d textD
 
 // catchUp is ix with the items written since it up to st: nil when the
 // container's item count says an item was deleted meanwhile, which only
-// reading the index whole can take in.
-func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st collState) (*textIndex, error) {
+// reading the index whole can take in. It reads within m.
+func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st collState, m *workMeter) (*textIndex, error) {
 	next := *ix
 	next.lsn, next.items = st.lsn, st.items
 	next.docs = slices.Clip(ix.docs)
@@ -172,6 +175,9 @@ func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st col
 	defer it.Close()
 	counts := map[string]int32{}
 	for it.Next() {
+		if err := m.step(); err != nil {
+			return nil, err
+		}
 		key := append(slices.Clip(docPrefix), it.Value()...)
 		value, err := r.Get(key)
 		if err != nil {
@@ -282,7 +288,7 @@ type scoredDoc struct {
 func (s *textSource) ScanOrdered(after []byte, yield func(run []byte, sorted bool, key, doc []byte) bool) error {
 	return s.store.View(s.ctx, func(r storage.Reader) error {
 		items := s.items(r)
-		ix, err := s.e.textIndexOf(r, s.c, s.order.Path)
+		ix, err := s.e.textIndexOf(r, s.c, s.order.Path, s.meter("reading the container's full-text index of "+s.order.Path))
 		if err != nil {
 			return err
 		}

@@ -108,7 +108,7 @@ func (e *Engine) countText(ctx context.Context, plan *query.Plan, src *docSource
 	}
 	whole := *src
 	whole.prefix = keyspace.CollPrefix(keyspace.Doc, src.c.rid)
-	stats, err := query.FullTextStats(&whole, qs)
+	stats, err := query.FullTextStats(meteredSource{&whole, src.meter("counting the full-text statistics over the container's items")}, qs)
 	if err != nil {
 		return err
 	}

@@ -218,7 +218,7 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 
 // rank ranks the vectors of the source's scope.
 func (s *vectorSource) rank(r storage.Reader) ([]rankedVector, error) {
-	set, err := s.e.vectorSet(r, s.c, s.path)
+	set, err := s.e.vectorSet(r, s.c, s.path, s.meter("reading the container's vectors"))
 	if err != nil {
 		return nil, err
 	}
@@ -296,8 +296,8 @@ const maxCachedFloats = 96 << 20
 // vectorSet returns container c's vectors at embedding path number path
 // as of snapshot r: the cached set when c has not been written since it
 // was read (every item write moves the container state's LSN), else a
-// set read from r, cached when it fits.
-func (e *Engine) vectorSet(r storage.Reader, c *container, path byte) (*vectorSet, error) {
+// set read from r within m, cached when it fits.
+func (e *Engine) vectorSet(r storage.Reader, c *container, path byte, m *workMeter) (*vectorSet, error) {
 	st, err := readCollState(r, c.rid)
 	if err != nil {
 		return nil, err
@@ -312,10 +312,10 @@ func (e *Engine) vectorSet(r storage.Reader, c *container, path byte) (*vectorSe
 	if cached != nil && cached.lsn < st.lsn && st.lsn-cached.base <= uint64(len(cached.keys)/10) {
 		// Few writes since the vectors were read (each moves the LSN
 		// by one): add them to what is in memory.
-		if set, err = catchUp(r, c, path, cached, st.lsn); err != nil {
+		if set, err = catchUp(r, c, path, cached, st.lsn, m); err != nil {
 			return nil, err
 		}
-	} else if set, err = readVectorSet(r, c, path, dims, st); err != nil {
+	} else if set, err = readVectorSet(r, c, path, dims, st, m); err != nil {
 		return nil, err
 	}
 	e.vecSets.put(key, set, len(set.data))
@@ -323,8 +323,8 @@ func (e *Engine) vectorSet(r storage.Reader, c *container, path byte) (*vectorSe
 }
 
 // readVectorSet reads every vector of c at embedding path number path in
-// snapshot r, whose container state is st.
-func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collState) (*vectorSet, error) {
+// snapshot r, whose container state is st, within m.
+func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collState, m *workMeter) (*vectorSet, error) {
 	set := &vectorSet{lsn: st.lsn, base: st.lsn, dims: dims}
 	if n := st.items; n > 0 && n*int64(dims) <= maxCachedFloats {
 		set.keys = make([][]byte, 0, n)
@@ -334,6 +334,9 @@ func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collS
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	for it.Next() {
+		if err := m.step(); err != nil {
+			return nil, err
+		}
 		if v := decodeVector(it.Value(), dims); v != nil {
 			set.keys = append(set.keys, keyspace.DocKeyOfVec(it.Key()))
 			set.data = append(set.data, v...)
@@ -343,8 +346,8 @@ func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collS
 }
 
 // catchUp is set with the items written after it up to lsn: those the
-// latest-version index names from set.lsn on, read again.
-func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn uint64) (*vectorSet, error) {
+// latest-version index names from set.lsn on, read again within m.
+func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn uint64, m *workMeter) (*vectorSet, error) {
 	next := *set
 	next.lsn = lsn
 	next.delta = make(map[string][]float32, len(set.delta))
@@ -355,6 +358,9 @@ func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn uint
 	it := r.Scan(keyspace.LatestKey(c.rid, set.lsn+1), keyspace.LatestKey(c.rid, lsn+1), false)
 	defer it.Close()
 	for it.Next() {
+		if err := m.step(); err != nil {
+			return nil, err
+		}
 		docKey := append(slices.Clip(docPrefix), it.Value()...)
 		b, err := r.Get(keyspace.VecKey(c.rid, path, docKey))
 		switch {

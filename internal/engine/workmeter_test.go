@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/clock/clocktest"
+)
+
+// searchBudgetEngine is an engine whose query clock steps a millisecond
+// on every read, with a container of n items that have vectors and text
+// and work meters that read it on every step.
+func searchBudgetEngine(t *testing.T, n int, opts Options) *Engine {
+	t.Helper()
+	saved := workCheckEvery
+	workCheckEvery = 1
+	t.Cleanup(func() { workCheckEvery = saved })
+	opts.QueryClock = clocktest.NewStep(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
+	e, _ := openEngine(t, memStore(t), opts)
+	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]},`+
+		`"vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","distanceFunction":"cosine","dimensions":2}]},`+
+		`"fullTextPolicy":{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/t"}]}}`)
+	for i := range n {
+		write(t, e, "c", fmt.Sprintf(`{"id":"d%04d","pk":"p","v":[%d,%d],"t":"quick brown fox %d"}`, i, i%7+1, i%5, i))
+	}
+	return e
+}
+
+// TestSearchWorkBudget: the work a search does before its executor sees
+// a row (reading the vectors, reading the full-text index, counting the
+// full-text statistics) stops with a 408 naming it once the page budget
+// is spent, and the same searches run whole without a budget.
+func TestSearchWorkBudget(t *testing.T) {
+	queries := map[string]string{
+		"SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])":                                      "reading the container's vectors",
+		"SELECT TOP 3 c.id FROM c ORDER BY RANK FullTextScore(c.t, 'fox')":                                   "reading the container's full-text index of /t",
+		"SELECT TOP 3 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'fox'), VectorDistance(c.v, [1, 0]))": "counting the full-text statistics",
+	}
+	bounded := searchBudgetEngine(t, 300, Options{QueryPageBudget: 100 * time.Millisecond})
+	unbounded := searchBudgetEngine(t, 300, Options{QueryPageBudget: -1})
+	for q, what := range queries {
+		_, err := queryRows(bounded, q)
+		if !IsKind(err, KindRequestTimeout) || !strings.Contains(err.Error(), what) || !strings.Contains(err.Error(), "query page budget of 100ms") {
+			t.Errorf("%s: %v, want a 408 naming %q", q, err, what)
+		}
+		if rows, err := queryRows(unbounded, q); err != nil || len(rows) != 3 {
+			t.Errorf("%s without a budget: %v %v", q, rows, err)
+		}
+	}
+}
+
+// TestScriptRIDLookupBudget: a script's lookup of a document by _rid,
+// a read of its partition, stops with a 408 the script sees once the
+// script time budget is spent.
+func TestScriptRIDLookupBudget(t *testing.T) {
+	// The query clock steps 1 ms a read: 1,100 items outlast a budget
+	// of a second the script's own (real) clock is far from spending.
+	e := searchBudgetEngine(t, 1100, Options{ScriptBudgets: scriptBudgets(time.Second)})
+	res, err := e.ReadItem(context.Background(), ItemRef{DB: "db", Coll: "c", ID: "d1099", PK: `["p"]`, HasPK: true}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Self string `json:"_self"`
+	}
+	if err := json.Unmarshal(res.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	createSproc(t, e, "byRID", `function (link) {
+		getContext().getCollection().readDocument(link, function (err, d) {
+			getContext().getResponse().setBody(err ? [err.number, err.message] : d.id);
+		});
+	}`)
+	got := mustExec(t, e, "byRID", `["p"]`, fmt.Sprintf("[%q]", doc.Self))
+	if !strings.HasPrefix(got, "[408,") || !strings.Contains(got, "script's time budget of 1s") {
+		t.Fatalf("lookup: %s", got)
+	}
+}
