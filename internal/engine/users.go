@@ -376,7 +376,7 @@ func (e *Engine) withToken(raw []byte, u permissionUser, expiry time.Duration) [
 	return append(out, `"}`...)
 }
 
-// permissionRequest resolves the database and user of a permission
+// permissionUser resolves the database and user of a permission
 // request.
 func (e *Engine) permissionUser(ctx context.Context, dbID, userID string) (permissionUser, error) {
 	db, err := e.database(dbID)

@@ -15,7 +15,9 @@ import (
 // partition outside the script runtime's bounds. A workMeter bounds such
 // a loop the same way: every workCheckEvery steps it asks the context
 // whether the client is still there and the query clock whether the
-// budget (the page's, the script's) is spent.
+// budget (the page's, the script's) is spent. The loops over what those
+// reads hold in memory (ranking the vectors, scoring the postings) take
+// a small part of the time it took to read it, and are not metered.
 
 // workCheckEvery is the number of steps between two checks; a variable
 // so tests can shrink it.
