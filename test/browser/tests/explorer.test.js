@@ -29,6 +29,7 @@ import { errorText } from "../../../web/static/js/api.js";
 import { routeHref } from "../../../web/static/js/router.js";
 import { launchBrowser } from "../lib/browser.js";
 import { EMULATOR_KEY, startEbb } from "../lib/ebb.js";
+import { consumeLogged, until } from "../lib/explorer.js";
 import { cosmosFetch } from "../lib/rest.js";
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), "..", "artifacts");
@@ -55,31 +56,6 @@ const EXPIRY_GROUPS = new Map();
 for (const row of expiryRows()) EXPIRY_GROUPS.set(row.defaultTtl, [...(EXPIRY_GROUPS.get(row.defaultTtl) ?? []), row]);
 /** itemId names an expiry row's item after its ttl as the file writes it. */
 const itemId = (row) => `ttl-${row.d.args.get("ttl")?.[0] ?? "absent"}`;
-
-/**
- * consumeLogged removes from problems the console errors a step caused on
- * purpose (Chromium logs every failed fetch, such as a 400 the page then
- * shows to the user) and asserts there was exactly one. Whatever is left
- * at the end fails the test.
- */
-function consumeLogged(problems, status, urlPattern) {
-  const prefix = `Failed to load resource: the server responded with a status of ${status}`;
-  const matching = problems.filter((p) => p.text.startsWith(prefix) && urlPattern.test(p.url));
-  assert.equal(matching.length, 1, `expected one logged ${status} for ${urlPattern}, got ${JSON.stringify(problems)}`);
-  problems.splice(problems.indexOf(matching[0]), 1);
-}
-
-/** until polls check until it returns a truthy value (or fails after 10 s). */
-async function until(what, check) {
-  const deadline = Date.now() + 10_000;
-  let last;
-  while (Date.now() < deadline) {
-    last = await check();
-    if (last) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-}
 
 /** utc formats epoch seconds as the page does. */
 function utc(epochSeconds) {
