@@ -46,6 +46,9 @@ func (e *Engine) CheckConsistency(ctx context.Context) error {
 				if err := checkVectors(r, c, report); err != nil {
 					return err
 				}
+				if err := checkTextEntries(r, c, report); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -172,6 +175,32 @@ func countKeys(r storage.Reader, prefix []byte, limit int) (int, error) {
 		n++
 	}
 	return n, it.Err()
+}
+
+// checkTextEntries reports full-text entries (textindex.go) that differ
+// from what their items hold, and entries of items that are gone. An
+// item may lack one: written before the container's fullTextPolicy or
+// a change of it.
+func checkTextEntries(r storage.Reader, c *container, report func(string, ...any)) error {
+	if c.text == nil {
+		return nil
+	}
+	p := keyspace.CollPrefix(keyspace.Txt, c.rid)
+	it := r.Scan(p, keys.PrefixEnd(p), false)
+	defer it.Close()
+	for it.Next() {
+		key := keyspace.DocKeyOfTxt(it.Key())
+		value, err := r.Get(key)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			report("%s: a full-text entry for item %q, which is gone", c.label(), key)
+		case err != nil:
+			return err
+		case !bytes.Equal(it.Value(), textEntry(value, c.text.SortedPaths())):
+			report("%s: the full-text entry of item %q differs from its document's", c.label(), key)
+		}
+	}
+	return it.Err()
 }
 
 // checkVectors reports vectors kept apart (vectors.go) that differ from

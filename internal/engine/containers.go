@@ -208,6 +208,15 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 		if err := index.SetPolicy(w, c.indexTarget()); err != nil {
 			return err
 		}
+		if !reflect.DeepEqual(old.text, c.text) {
+			// Entries under the old paths no longer say what the index
+			// holds: rankings read the documents until every item has
+			// been written again (textindex.go).
+			p := keyspace.CollPrefix(keyspace.Txt, c.rid)
+			if err := w.DeleteRange(p, keys.PrefixEnd(p)); err != nil {
+				return err
+			}
+		}
 		return w.Set(keyspace.CatCollKey(c.dbRID, id), c.raw)
 	})
 	if err != nil {

@@ -537,6 +537,9 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	if err := writeVectors(t.w, c, key, v[document.HeaderLen:]); err != nil {
 		return written{}, err
 	}
+	if err := writeTextEntry(t.w, c, key, v); err != nil {
+		return written{}, err
+	}
 	if k := itemExpiryKey(c, h, p.pkEnc, p.id); k != nil {
 		if err := t.w.Set(k, nil); err != nil {
 			return written{}, err
@@ -667,6 +670,9 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 		return err
 	}
 	if err := deleteVectors(w, c, v.key); err != nil {
+		return err
+	}
+	if err := deleteTextEntry(w, c, v.key); err != nil {
 		return err
 	}
 	if err := index.Remove(w, c.indexTarget(), v.pkEnc, v.id, v.doc); err != nil {

@@ -366,6 +366,11 @@ func (e *Engine) pageItems(ctx context.Context, plan *query.Plan, src *docSource
 		// (textindex.go), chosen the same way on every page.
 		return e.runPage(ctx, plan, ts, src, req.MaxItemCount, tok, nil, nil)
 	}
+	if fs := textFilterSourceFor(plan, src); fs != nil && kind == 0 {
+		// A full-text filter: the items holding its terms, from the
+		// path's index (textindex.go), chosen the same way on every page.
+		return e.runPage(ctx, plan, fs, src, req.MaxItemCount, tok, nil, nil)
+	}
 	// try runs the page over an index source, if there is one; done is
 	// false when the page is still to run.
 	try := func(ix indexed, ixErr error, kind byte) (res QueryResult, done bool, err error) {

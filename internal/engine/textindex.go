@@ -26,6 +26,134 @@ import (
 // counts the corpus statistics, scores the items that hold a term with
 // query.BM25 (the score the executor computes), and hands the executor
 // the items best first (textSource).
+//
+// The index is read from the items' full-text entries (the Txt
+// keyspace), which the item's transaction writes and removes with it:
+// its header, and for each policy path whether it holds text, its
+// analyzed length and its terms with their counts. Reading them spares
+// parsing and analyzing every document. A container whose entries do
+// not cover its items (items written before its fullTextPolicy, or
+// before a change of it, which drops every entry) is read from its
+// documents instead, as is a path an entry was written without.
+
+// textEntry is the full-text entry of a stored item (value as stored)
+// under policy paths (sorted): the item's header, then per path its
+// length, the analyzed length plus one (0: no text there), the number of
+// terms and each term with its count, all uvarints.
+func textEntry(value []byte, paths []string) []byte {
+	out := append([]byte(nil), value[:document.HeaderLen]...)
+	doc := value[document.HeaderLen:]
+	counts := map[string]int32{}
+	for _, path := range paths {
+		out = binary.AppendUvarint(out, uint64(len(path)))
+		out = append(out, path...)
+		text, ok := query.TextAt(doc, path)
+		if !ok {
+			out = binary.AppendUvarint(out, 0)
+			continue
+		}
+		words := query.Analyze(text)
+		clear(counts)
+		for _, w := range words {
+			counts[w]++
+		}
+		out = binary.AppendUvarint(out, uint64(len(words))+1)
+		out = binary.AppendUvarint(out, uint64(len(counts)))
+		for _, w := range slices.Sorted(maps.Keys(counts)) {
+			out = binary.AppendUvarint(out, uint64(len(w)))
+			out = append(out, w...)
+			out = binary.AppendUvarint(out, uint64(counts[w]))
+		}
+	}
+	return out
+}
+
+// errTextEntry is a full-text entry that does not decode.
+var errTextEntry = errors.New("engine: corrupt full-text entry")
+
+// readTextEntry reads path's part of entry into a textDoc of the item at
+// key and its terms' counts into counts. analyzed is false when the entry
+// was written without path; ok is false when the item has no text there.
+func readTextEntry(key, entry []byte, path string, counts map[string]int32) (d textDoc, ok, analyzed bool, err error) {
+	if len(entry) < document.HeaderLen {
+		return textDoc{}, false, false, errTextEntry
+	}
+	h, _, err := document.DecodeItem(entry[:document.HeaderLen])
+	if err != nil {
+		return textDoc{}, false, false, err
+	}
+	b := entry[document.HeaderLen:]
+	next := func() (uint64, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, false
+		}
+		b = b[k:]
+		return n, true
+	}
+	bytesOf := func(n uint64) ([]byte, bool) {
+		if uint64(len(b)) < n {
+			return nil, false
+		}
+		v := b[:n]
+		b = b[n:]
+		return v, true
+	}
+	for len(b) > 0 {
+		n, ok1 := next()
+		p, ok2 := bytesOf(n)
+		words, ok3 := next()
+		if !ok1 || !ok2 || !ok3 {
+			return textDoc{}, false, false, errTextEntry
+		}
+		mine := string(p) == path
+		if mine {
+			clear(counts)
+		}
+		if words == 0 {
+			if mine {
+				return textDoc{}, false, true, nil
+			}
+			continue
+		}
+		terms, ok := next()
+		if !ok {
+			return textDoc{}, false, false, errTextEntry
+		}
+		for range terms {
+			n, ok1 := next()
+			w, ok2 := bytesOf(n)
+			tf, ok3 := next()
+			if !ok1 || !ok2 || !ok3 {
+				return textDoc{}, false, false, errTextEntry
+			}
+			if mine {
+				counts[string(w)] = int32(tf)
+			}
+		}
+		if mine {
+			return textDoc{key: bytes.Clone(key), h: h, words: int(words - 1)}, true, true, nil
+		}
+	}
+	return textDoc{}, false, false, nil
+}
+
+// writeTextEntry stores the full-text entry of the item at key (value
+// as stored), replacing its earlier one.
+func writeTextEntry(w storage.Writer, c *container, key, value []byte) error {
+	if c.text == nil {
+		return nil
+	}
+	return w.Set(keyspace.TxtKey(c.rid, key), textEntry(value, c.text.SortedPaths()))
+}
+
+// deleteTextEntry removes the full-text entry of the item at key.
+func deleteTextEntry(w storage.Writer, c *container, key []byte) error {
+	if c.text == nil {
+		return nil
+	}
+	return w.Delete(keyspace.TxtKey(c.rid, key))
+}
 
 // textIndex is the inverted index of one path of a container, as of
 // the container state lsn. It was read whole at base; the items written
@@ -104,22 +232,44 @@ func (e *Engine) textIndexOf(r storage.Reader, c *container, path string, m *wor
 }
 
 // readTextIndex reads the index of c's path whole from snapshot r, whose
-// container state is st, within m.
+// container state is st, within m: from the items' full-text entries
+// when there is one for every item, else from the documents.
 func readTextIndex(r storage.Reader, c *container, path string, st collState, m *workMeter) (*textIndex, error) {
-	ix := &textIndex{lsn: st.lsn, base: st.lsn, items: st.items, postings: map[string][]posting{},
+	if !st.counting {
+		ix, complete, err := readTextIndexFrom(r, c, path, st, m, keyspace.CollPrefix(keyspace.Txt, c.rid))
+		if err != nil || complete {
+			return ix, err
+		}
+	}
+	ix, _, err := readTextIndexFrom(r, c, path, st, m, keyspace.CollPrefix(keyspace.Doc, c.rid))
+	return ix, err
+}
+
+// readTextIndexFrom reads the index from the keyspace at prefix: the
+// items' full-text entries or their documents. complete says whether
+// it read one for each of the container's items.
+func readTextIndexFrom(r storage.Reader, c *container, path string, st collState, m *workMeter, prefix []byte) (ix *textIndex, complete bool, err error) {
+	ix = &textIndex{lsn: st.lsn, base: st.lsn, items: st.items, postings: map[string][]posting{},
 		at: map[string]int32{}, stored: map[string]bool{}}
-	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	counts := map[string]int32{}
 	for it.Next() {
 		if err := m.step(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		ix.stored[string(it.Key())] = true
-		d, ok, err := textDocOf(it.Key(), it.Value(), path, counts)
+		var d textDoc
+		var ok bool
+		key := it.Key()
+		if prefix[0] == keyspace.Txt {
+			key = keyspace.DocKeyOfTxt(key)
+			d, ok, err = textDocAt(r, c, key, it.Value(), path, counts)
+		} else {
+			d, ok, err = textDocOf(key, it.Value(), path, counts)
+		}
+		ix.stored[string(key)] = true
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if !ok {
 			continue
@@ -132,7 +282,30 @@ func readTextIndex(r storage.Reader, c *container, path string, st collState, m 
 		}
 	}
 	ix.dead = make([]bool, len(ix.docs))
-	return ix, it.Err()
+	return ix, int64(len(ix.stored)) == st.items, it.Err()
+}
+
+// textDocAt is the item at key as the index of path holds it, and its
+// terms' counts in counts; ok is false when it has no text at path. It
+// reads the item's full-text entry (entry, or from r when nil), or its
+// document when the entry is missing or was written without path.
+func textDocAt(r storage.Reader, c *container, key, entry []byte, path string, counts map[string]int32) (d textDoc, ok bool, err error) {
+	if entry == nil {
+		if entry, err = r.Get(keyspace.TxtKey(c.rid, key)); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return textDoc{}, false, err
+		}
+	}
+	if entry != nil {
+		d, ok, analyzed, err := readTextEntry(key, entry, path, counts)
+		if err != nil || analyzed {
+			return d, ok, err
+		}
+	}
+	value, err := r.Get(key)
+	if err != nil {
+		return textDoc{}, false, err // an item with an entry, or named by the latest-version index, is stored
+	}
+	return textDocOf(key, value, path, counts)
 }
 
 // textDocOf is the stored item at key (value as stored) as the index
@@ -179,10 +352,6 @@ func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st col
 			return nil, err
 		}
 		key := append(slices.Clip(docPrefix), it.Value()...)
-		value, err := r.Get(key)
-		if err != nil {
-			return nil, err // an item the latest-version index names is stored
-		}
 		was, ok := ix.present[string(key)]
 		if !ok {
 			was = ix.stored[string(key)]
@@ -198,7 +367,7 @@ func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st col
 			next.dead[i] = true
 		}
 		delete(next.addedAt, string(key))
-		d, ok, err := textDocOf(key, value, path, counts)
+		d, ok, err := textDocAt(r, c, key, nil, path, counts)
 		if err != nil {
 			return nil, err
 		}
@@ -357,4 +526,114 @@ func (s *textSource) ScanOrdered(after []byte, yield func(run []byte, sorted boo
 			return seen[string(key)] || yield(last, false, key, it.doc)
 		})
 	})
+}
+
+// textFilterSource is a query.Source over the items of src's scope that
+// can pass a full-text filter of the WHERE (FullTextContains and its
+// All and Any forms on a policy path): those the path's index holds the
+// filter's terms for, in key order. The executor still evaluates the
+// filter on each, which checks the phrase's word order.
+type textFilterSource struct {
+	*docSource
+	filter query.FullTextFilter
+}
+
+// textFilterSourceFor returns the source serving plan over src's
+// scope from the container's full-text index; nil when the WHERE has no
+// such filter.
+func textFilterSourceFor(plan *query.Plan, src *docSource) *textFilterSource {
+	if src.c.text == nil {
+		return nil
+	}
+	f, ok := plan.FullTextFilter(src.c.text.Covers)
+	if !ok {
+		return nil
+	}
+	return &textFilterSource{docSource: src, filter: f}
+}
+
+func (s *textFilterSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
+	if after != nil && !bytes.HasPrefix(after, s.prefix) {
+		return query.ErrBadContinuation
+	}
+	return s.store.View(s.ctx, func(r storage.Reader) error {
+		ix, err := s.e.textIndexOf(r, s.c, s.filter.Path, s.meter("reading the container's full-text index of "+s.filter.Path))
+		if err != nil {
+			return err
+		}
+		items := s.items(r)
+		for _, key := range ix.candidates(s.filter, s.prefix) {
+			if after != nil && bytes.Compare(key, after) <= 0 {
+				continue
+			}
+			stop := false
+			err := items.lend(key, func(it storedItem, visible bool) error {
+				if visible {
+					stop = !yield(key, it.doc)
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			if stop {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+// candidates are the keys, in order, of the live items in the scope of
+// prefix that hold every term of every phrase of f (with f.Any, of one
+// phrase).
+func (ix *textIndex) candidates(f query.FullTextFilter, prefix []byte) [][]byte {
+	// holding counts, per item, the terms of a phrase it holds.
+	holding := func(terms []string) map[int32]bool {
+		terms = slices.Compact(slices.Sorted(slices.Values(terms)))
+		if len(terms) == 0 {
+			return nil
+		}
+		count := map[int32]int{}
+		for _, t := range terms {
+			for _, ps := range ix.termPostings(t) {
+				for _, p := range ps {
+					if !ix.dead[p.doc] {
+						count[p.doc]++
+					}
+				}
+			}
+		}
+		out := map[int32]bool{}
+		for d, n := range count {
+			if n == len(terms) {
+				out[d] = true
+			}
+		}
+		return out
+	}
+	var docs map[int32]bool
+	if f.Any {
+		docs = map[int32]bool{}
+		for _, ph := range f.Phrases {
+			maps.Copy(docs, holding(ph))
+		}
+	} else {
+		var all []string
+		for _, ph := range f.Phrases {
+			if len(ph) == 0 {
+				return nil // a phrase of no terms matches nothing
+			}
+			all = append(all, ph...)
+		}
+		docs = holding(all)
+	}
+	out := make([][]byte, 0, len(docs))
+	for d := range docs {
+		if key := ix.docs[d].key; bytes.HasPrefix(key, prefix) {
+			out = append(out, key)
+		}
+	}
+	slices.SortFunc(out, bytes.Compare)
+	return out
 }

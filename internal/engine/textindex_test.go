@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/storage"
 )
 
 // TestFullTextIndex: a full-text ranking served from the path's index
@@ -75,12 +80,51 @@ func TestFullTextIndex(t *testing.T) {
 			req.Continuation = res.Continuation
 		}
 	}
+	// filtered runs a WHERE of full-text filters, which the index narrows;
+	// scanned, the same filters of terms that are not constants, which
+	// it cannot.
+	filtered := func(pk string, pageSize int, scanned bool) []string {
+		t.Helper()
+		var ids []string
+		for _, where := range []string{
+			"FullTextContains(c.t, 'runs')", "FullTextContains(c.t, 'quick brown')", "FullTextContains(c.t, 'the')",
+			"FullTextContainsAll(c.t, 'search', 'running') AND c.id != 'd10'", "FullTextContainsAny(c.t, 'fox', 'relevance', 'the')",
+			"FullTextContainsAny(c.t, 'nothing', 3)", "FullTextContainsAll(c.t, 'run', 3)",
+		} {
+			ref := ItemRef{DB: "db", Coll: "ix"}
+			if pk != "" {
+				ref.PK, ref.HasPK = `["`+pk+`"]`, true
+			}
+			if scanned {
+				where = strings.ReplaceAll(where, "(c.t, '", "(c.t, '' || '")
+			}
+			body, _ := json.Marshal(map[string]string{"query": "SELECT VALUE c.id FROM c WHERE " + where})
+			req := QueryRequest{Ref: ref, Body: body, MaxItemCount: pageSize, CrossPartition: true, RangeID: "0"}
+			ids = append(ids, "|")
+			for {
+				res, err := e.QueryItems(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, unquote(stringRows(res.Rows()))...)
+				res.Body.Release()
+				if res.Continuation == "" {
+					break
+				}
+				req.Continuation = res.Continuation
+			}
+		}
+		return ids
+	}
 	check := func(what string) {
 		t.Helper()
 		for _, pk := range []string{"", "p0"} {
 			got, want := ranked("ix", pk, 7), ranked("scan", pk, 1000)
 			if strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("%s, partition %q:\n index %v\n scan  %v", what, pk, got, want)
+			}
+			if got, want := filtered(pk, 3, false), filtered(pk, 1000, true); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("%s, filters in partition %q:\n index %v\n scan  %v", what, pk, got, want)
 			}
 			for _, id := range got {
 				if id == "gone" {
@@ -90,6 +134,15 @@ func TestFullTextIndex(t *testing.T) {
 		}
 	}
 	check("at first")
+	res, err := e.QueryItems(context.Background(), QueryRequest{Ref: ItemRef{DB: "db", Coll: "ix"}, Body: queryBody("SELECT VALUE c.id FROM c WHERE FullTextContains(c.t, 'fox')"), CrossPartition: true, RangeID: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	passed := len(res.Rows())
+	res.Body.Release()
+	if want := fmt.Sprintf("retrievedDocumentCount=%d;", passed); passed == 0 || !strings.Contains(res.Metrics, want) {
+		t.Fatalf("the filter read other items than those that pass it: %d pass, %s", passed, res.Metrics)
+	}
 	if _, ok := e.textIndexes.get(textIndexKey{e.catalogSnapshot().dbs["db"].colls["ix"].rid, "/t"}); !ok {
 		t.Fatal("the ranking was not served from the full-text index")
 	}
@@ -112,6 +165,76 @@ func TestFullTextIndex(t *testing.T) {
 		put(fmt.Sprintf(`{"id":"d%02d","pk":"p%d","t":"quick search %d"}`, 20+i, i%2, i))
 	}
 	check("after a burst of writes")
+
+	// The index is read from the items' full-text entries, which follow
+	// every write, delete and purge; after a change of the policy it is
+	// read from the documents until the items are written again.
+	complete := func() bool {
+		t.Helper()
+		c := e.catalogSnapshot().dbs["db"].colls["ix"]
+		var ok bool
+		err := e.store.View(context.Background(), func(r storage.Reader) error {
+			st, err := readCollState(r, c.rid)
+			if err != nil {
+				return err
+			}
+			m := e.workMeter(context.Background(), e.queryClock.Elapsed(), e.pageBudget, "reading the index")
+			_, ok, err = readTextIndexFrom(r, c, "/t", st, m, keyspace.CollPrefix(keyspace.Txt, c.rid))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !complete() {
+		t.Fatal("an item has no full-text entry")
+	}
+	if err := e.CheckConsistency(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.textIndexes = newSizedCache[textIndexKey, *textIndex](maxCachedTextDocs) // as after a restart
+	check("read from the entries")
+	if _, err := e.ReplaceContainer(context.Background(), "db", "ix", []byte(`{"id":"ix","partitionKey":{"paths":["/pk"]},"defaultTtl":-1,`+
+		`"fullTextPolicy":{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/t"},{"path":"/u"}]}}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if complete() {
+		t.Fatal("entries of the old policy were kept")
+	}
+	check("after a policy change")
+	put(`{"id":"d03","pk":"p1","t":"search","u":"run"}`)
+	check("after a write under the new policy")
+	if err := e.CheckConsistency(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzTextEntry: a full-text entry of any document reads back as the
+// document's analysis, and no bytes make reading one panic.
+func FuzzTextEntry(f *testing.F) {
+	f.Add([]byte(`{"t":"Running runs quickly","u":{"v":"search"}}`), []byte{})
+	f.Add([]byte(`{"t":""}`), []byte{0, 1, 2})
+	f.Fuzz(func(t *testing.T, doc, junk []byte) {
+		if !json.Valid(doc) {
+			return
+		}
+		value := append(document.ItemHeader{Ts: 1}.Append(nil), doc...)
+		entry := textEntry(value, []string{"/t", "/u/v"})
+		for _, path := range []string{"/t", "/u/v"} {
+			want, got := map[string]int32{}, map[string]int32{}
+			d, ok, err := textDocOf([]byte("k"), value, path, want)
+			if err != nil {
+				return // not an object: never stored
+			}
+			e, eok, analyzed, err := readTextEntry([]byte("k"), entry, path, got)
+			if err != nil || !analyzed || eok != ok || (ok && (e.words != d.words || !maps.Equal(want, got))) {
+				t.Fatalf("%s at %s: entry %v %v %v %v (%v), document %v %v (%v)", doc, path, e.words, eok, analyzed, err, got, d.words, ok, want)
+			}
+		}
+		readTextEntry([]byte("k"), append(entry[:len(entry):len(entry)], junk...), "/t", map[string]int32{})
+		readTextEntry([]byte("k"), junk, "/t", map[string]int32{})
+	})
 }
 
 func stringRows(rows [][]byte) []string {

@@ -495,3 +495,54 @@ func TextAt(doc []byte, path string) (string, bool) {
 	}
 	return valueAt(v, path).AsString()
 }
+
+// FullTextFilter is a top-level AND term of a WHERE that only items
+// holding certain terms at a path can pass: FullTextContains,
+// FullTextContainsAll or FullTextContainsAny of the item's path and
+// constant strings. Phrases are the strings' analyzed terms; an item
+// can pass only if it holds every term of every phrase, or with Any,
+// of one of them. A phrase of no terms (only stop words) matches
+// nothing.
+type FullTextFilter struct {
+	Path    string
+	Any     bool
+	Phrases [][]string
+}
+
+// FullTextFilter returns the first such term of the plan's WHERE on a
+// path analyzed says is in the fullTextPolicy, if it has one.
+func (p *Plan) FullTextFilter(analyzed func(path string) bool) (FullTextFilter, bool) {
+	s := p.q.stmt
+	if s.Where == nil || len(s.From) == 0 || s.From[0].In {
+		return FullTextFilter{}, false
+	}
+	c := &evalCtx{params: p.params}
+	for _, t := range conjuncts(s.Where, nil) {
+		x, ok := t.(*CallExpr)
+		if !ok || !isFullTextCall(x) || x.fn.name == "FullTextScore" {
+			continue
+		}
+		sc, _ := x.cache.(searchCall)
+		if sc.path == "" || !analyzed(sc.path) {
+			continue
+		}
+		f := FullTextFilter{Path: sc.path, Any: x.fn.name == "FullTextContainsAny"}
+		constant := true
+		for _, a := range x.Args[1:] {
+			if !isConstant(a) {
+				constant = false
+				break
+			}
+			v := c.eval(a)
+			if v.kind != String {
+				f.Phrases = append(f.Phrases, nil) // undefined: matches nothing
+				continue
+			}
+			f.Phrases = append(f.Phrases, Analyze(v.str))
+		}
+		if constant {
+			return f, true
+		}
+	}
+	return FullTextFilter{}, false
+}

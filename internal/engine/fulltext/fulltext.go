@@ -6,6 +6,8 @@ package fulltext
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -20,7 +22,13 @@ type Policy struct {
 	DefaultLanguage string
 	// Paths are the text paths ("/a/b") with their language.
 	Paths map[string]string
+	// sorted are the paths in order.
+	sorted []string
 }
+
+// SortedPaths are the policy's paths in order; the caller must not
+// change them.
+func (p *Policy) SortedPaths() []string { return p.sorted }
 
 // Covers reports whether the policy holds a path.
 func (p *Policy) Covers(path string) bool {
@@ -73,6 +81,7 @@ func ParsePolicy(raw []byte) (*Policy, error) {
 		}
 		p.Paths[fp.Path] = lang
 	}
+	p.sorted = slices.Sorted(maps.Keys(p.Paths))
 	return p, nil
 }
 

@@ -36,6 +36,7 @@ import (
 //	CatUser   0x1A <db-rid:4> <user-id>                  user resource JSON
 //	CatPerm   0x1B <user-rid:8> <perm-id>                permission resource JSON (without _token); a user's _rid starts with its database's
 //	Vec       0x1C <coll-rid:8> <path#:1> <pk> <id>      the item's vector at the container's embedding path number path#: float32s, little-endian
+//	Txt       0x1D <coll-rid:8> <pk> <id>                the item's full-text entry: its header, and per fullTextPolicy path its analyzed length and terms (engine/textindex.go)
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -81,11 +82,12 @@ const (
 	CatUser   = 0x1A
 	CatPerm   = 0x1B
 	Vec       = 0x1C
+	Txt       = 0x1D
 )
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script, Vec}
+var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script, Vec, Txt}
 
 // ScriptPrefix is the prefix of a container's scripts of one kind.
 func ScriptPrefix(rid [8]byte, kind byte) []byte {
@@ -185,6 +187,16 @@ func VecKey(rid [8]byte, path byte, docKey []byte) []byte {
 // DocKeyOfVec is the key of the item whose vector is at key.
 func DocKeyOfVec(key []byte) []byte {
 	return append([]byte{Doc}, append(key[1:collPrefixLen:collPrefixLen], key[collPrefixLen+1:]...)...)
+}
+
+// TxtKey is the key of the full-text entry of the item at docKey.
+func TxtKey(rid [8]byte, docKey []byte) []byte {
+	return append(CollPrefix(Txt, rid), docKey[collPrefixLen:]...)
+}
+
+// DocKeyOfTxt is the key of the item whose full-text entry is at key.
+func DocKeyOfTxt(key []byte) []byte {
+	return append([]byte{Doc}, key[1:]...)
 }
 
 // DocKey is the key of an item; pk is the encoded partition key.
