@@ -60,6 +60,9 @@ type container struct {
 	// text is the fullTextPolicy (nil: none).
 	vectors *vector.Policy
 	text    *fulltext.Policy
+	// vectorIndexes are the indexing policy's vectorIndexes: a diskANN
+	// one makes searches of its path approximate (annindex.go).
+	vectorIndexes []vector.Index
 	// computed are the computed properties queries over the container's
 	// items read (nil: none); index is compiled with them.
 	computed *query.Computed
@@ -83,7 +86,7 @@ type offer struct {
 // follow sets what c interprets of its resource body from spec.
 func (c *container) follow(spec resource.ContainerSpec) {
 	c.pk, c.ttl, c.indexingNone, c.index, c.retention = spec.PK, spec.TTL, spec.IndexingNone, spec.Index, spec.Retention
-	c.vectors, c.text = spec.Vectors, spec.FullText
+	c.vectors, c.vectorIndexes, c.text = spec.Vectors, spec.VectorIndexes, spec.FullText
 	c.unique, c.computed = spec.Unique, spec.Computed
 }
 
@@ -389,6 +392,7 @@ func (e *Engine) DeleteDatabase(ctx context.Context, id string) (Resource, error
 	for _, c := range db.colls {
 		delete(next.offers, c.offerID)
 		e.purger.Forget(c.rid)
+		e.dropANNIndexes(c.rid)
 		e.metrics.ForgetContainer(c.label())
 	}
 	e.publish(next)

@@ -258,6 +258,7 @@ func (e *Engine) DeleteContainer(ctx context.Context, dbID, id string) (Resource
 	delete(next.offers, c.offerID)
 	e.publish(next)
 	e.purger.Forget(c.rid)
+	e.dropANNIndexes(c.rid)
 	e.metrics.ForgetContainer(c.label())
 	return Resource{Charge: throughput.CatalogWrite}, nil
 }

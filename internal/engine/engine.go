@@ -115,6 +115,11 @@ type Engine struct {
 	// the full-text indexes rankings read (textindex.go), cached.
 	vecSets     *sizedCache[vectorSetKey, *vectorSet]
 	textIndexes *sizedCache[textIndexKey, *textIndex]
+	// anns are the graph indexes of diskANN vector indexes (annindex.go).
+	annMu sync.Mutex
+	anns  map[annKey]*annIndex
+	// stopANNBuild stops building them as the engine opens.
+	stopANNBuild context.CancelFunc
 	// afterSnapshotRun, when set, is called between a stored
 	// procedure's run on a snapshot and its commit: tests write there.
 	afterSnapshotRun func()
@@ -248,12 +253,16 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	if opts.Shared {
 		e.startCluster(opts)
 	}
+	var annCtx context.Context
+	annCtx, e.stopANNBuild = context.WithCancel(context.Background())
+	go e.buildANNIndexes(annCtx)
 	return e, nil
 }
 
 // Close stops background work. It does not close the store.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
+		e.stopANNBuild()
 		e.stopCluster()
 		e.purger.Stop()
 		e.trimmer.Stop()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/engine/vector"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -159,70 +160,108 @@ type rankedVector struct {
 // order, a run per group within rankTolerance of each other, then a last
 // run of the items without a rank. The ranking is a heap: a page that
 // wants ten items sorts only what it reads.
+//
+// Over a diskANN index (annindex.go) the items come first from the
+// graph's candidate list; a page that reads past them goes on with the
+// exact ranking, from where the candidates ended, so the order stays
+// monotonic and an item is never yielded twice.
 func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted bool, key, doc []byte) bool) error {
 	return s.store.View(s.ctx, func(r storage.Reader) error {
-		ranked, err := s.rank(r)
+		set, err := s.e.vectorSet(r, s.c, s.path, s.meter("reading the container's vectors"))
 		if err != nil {
 			return err
 		}
+		ranker := query.NewVectorRanker(s.fn, s.order.Query)
 		items := s.items(r)
 		// Items ranked well before after's are before it: skip them.
 		skipBelow := math.Inf(-1)
 		if after != nil {
-			for _, v := range ranked {
-				if bytes.Equal(v.key, after) {
-					skipBelow = v.rank - 2*rankTolerance*(1+math.Abs(v.rank))
+			if v := set.lookup(after); v != nil {
+				if rank, ok := ranker.Rank(v); ok {
+					skipBelow = rank - 2*rankTolerance*(1+math.Abs(rank))
 				}
 			}
 		}
-		h := newOrderedHeap(slices.Clone(ranked), func(a, b rankedVector) bool {
-			if a.rank != b.rank {
-				return a.rank < b.rank
-			}
-			return bytes.Compare(a.key, b.key) < 0
-		})
 		run, prev := uint64(0), math.Inf(-1)
-		for v, ok := h.next(); ok; v, ok = h.next() {
-			if v.rank-prev > rankTolerance*(1+math.Abs(prev)) {
-				run++
-			}
-			prev = v.rank
-			if v.rank < skipBelow {
-				continue
-			}
-			stop := false
-			err := items.lend(v.key, func(it storedItem, visible bool) error {
-				if visible {
-					stop = !yield(binary.BigEndian.AppendUint64(nil, run), false, v.key, it.doc)
+		yielded := map[string]bool{}
+		// emit yields ranked in rank order from where the items yielded
+		// so far end; stop is true when the page has what it wants.
+		emit := func(ranked []rankedVector) (stop bool, err error) {
+			h := newOrderedHeap(ranked, func(a, b rankedVector) bool {
+				if a.rank != b.rank {
+					return a.rank < b.rank
 				}
-				return nil
+				return bytes.Compare(a.key, b.key) < 0
 			})
-			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			for v, ok := h.next(); ok; v, ok = h.next() {
+				if v.rank < skipBelow || v.rank < prev || yielded[string(v.key)] {
+					continue
+				}
+				if v.rank-prev > rankTolerance*(1+math.Abs(prev)) {
+					run++
+				}
+				prev = v.rank
+				yielded[string(v.key)] = true
+				err := items.lend(v.key, func(it storedItem, visible bool) error {
+					if visible {
+						stop = !yield(binary.BigEndian.AppendUint64(nil, run), false, v.key, it.doc)
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, storage.ErrNotFound) {
+					return true, err
+				}
+				if stop {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		if candidates, ok := s.approximate(set, ranker); ok {
+			if stop, err := emit(candidates); stop || err != nil {
 				return err
 			}
-			if stop {
-				return nil
-			}
+		}
+		ranked, err := s.rank(set, ranker)
+		if err != nil {
+			return err
+		}
+		if stop, err := emit(ranked); stop || err != nil {
+			return err
 		}
 		// Read this far, the page wants the items without a rank too.
-		seen := make(map[string]bool, len(ranked))
 		for _, v := range ranked {
-			seen[string(v.key)] = true
+			yielded[string(v.key)] = true
 		}
 		last := binary.BigEndian.AppendUint64(nil, run+1)
 		return items.scan(s.prefix, keys.PrefixEnd(s.prefix), false, func(key []byte, it storedItem) bool {
-			return seen[string(key)] || yield(last, false, key, it.doc)
+			return yielded[string(key)] || yield(last, false, key, it.doc)
 		})
 	})
 }
 
-// rank ranks the vectors of the source's scope.
-func (s *vectorSource) rank(r storage.Reader) ([]rankedVector, error) {
-	set, err := s.e.vectorSet(r, s.c, s.path, s.meter("reading the container's vectors"))
-	if err != nil {
-		return nil, err
+// approximate returns the candidates of the path's diskANN index for the
+// search, ranked; ok is false when the search is to be exact: no diskANN
+// index on the path, bruteForce asked, a distance function other than
+// the one the graph orders by, a scope of one partition (ranked exactly
+// from its own few items), a stored procedure's snapshot, or a graph
+// still catching up.
+func (s *vectorSource) approximate(set *vectorSet, ranker *query.VectorRanker) ([]rankedVector, bool) {
+	ix, ok := vector.Approximate(s.c.vectorIndexes, s.order.Path)
+	if !ok || s.order.BruteForce || s.fn != s.c.vectors.Embeddings[s.path].DistanceFunction ||
+		!bytes.Equal(s.prefix, keyspace.CollPrefix(keyspace.Doc, s.c.rid)) || s.store != s.e.store {
+		return nil, false
 	}
-	ranker := query.NewVectorRanker(s.fn, s.order.Query)
+	q := make([]float32, len(s.order.Query))
+	for i, x := range s.order.Query {
+		q[i] = float32(x)
+	}
+	list := max(s.order.Want, 10) * s.order.SearchListMultiplier
+	return s.e.annIndexFor(s.c, s.path, ix).search(s.e, set, q, list, ranker.Rank)
+}
+
+// rank ranks the vectors of set in the source's scope.
+func (s *vectorSource) rank(set *vectorSet, ranker *query.VectorRanker) ([]rankedVector, error) {
 	scope := s.prefix
 	rankOf := func(key []byte, v []float32) (rankedVector, bool) {
 		if !bytes.HasPrefix(key, scope) {
@@ -278,9 +317,45 @@ type vectorSet struct {
 	// since base keeps its old vector in keys and data: the search skips
 	// it when it finds the item gone.
 	delta map[string][]float32
+	// byKey is the position of each key in keys, made by the first
+	// lookup.
+	byKeyOnce sync.Once
+	byKey     map[string]int
 }
 
 func (v *vectorSet) vector(i int) []float32 { return v.data[i*v.dims : (i+1)*v.dims] }
+
+// each calls f with every item of the set that has a vector, and it.
+func (v *vectorSet) each(f func(key []byte, vec []float32)) {
+	for i, key := range v.keys {
+		if _, changed := v.delta[string(key)]; !changed {
+			f(key, v.vector(i))
+		}
+	}
+	for key, vec := range v.delta {
+		if vec != nil {
+			f([]byte(key), vec)
+		}
+	}
+}
+
+// lookup returns the vector of the item at key; nil when it has none.
+// The first lookup in a set indexes its keys.
+func (v *vectorSet) lookup(key []byte) []float32 {
+	if vec, changed := v.delta[string(key)]; changed {
+		return vec
+	}
+	v.byKeyOnce.Do(func() {
+		v.byKey = make(map[string]int, len(v.keys))
+		for i, k := range v.keys {
+			v.byKey[string(k)] = i
+		}
+	})
+	if i, ok := v.byKey[string(key)]; ok {
+		return v.vector(i)
+	}
+	return nil
+}
 
 // vectorSetKey names a cached vector set.
 type vectorSetKey struct {
@@ -348,8 +423,7 @@ func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collS
 // catchUp is set with the items written after it up to lsn: those the
 // latest-version index names from set.lsn on, read again within m.
 func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn uint64, m *workMeter) (*vectorSet, error) {
-	next := *set
-	next.lsn = lsn
+	next := vectorSet{lsn: lsn, base: set.base, dims: set.dims, keys: set.keys, data: set.data}
 	next.delta = make(map[string][]float32, len(set.delta))
 	for k, v := range set.delta {
 		next.delta[k] = v

@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ebbdb/ebb/internal/engine/vector"
 )
 
 func TestParseVector(t *testing.T) {
@@ -140,4 +145,149 @@ func TestVectorSearchAfterWrites(t *testing.T) {
 			t.Fatalf("round %d:\n got %v\nwant %v", round, got, want)
 		}
 	}
+}
+
+// TestVectorSearchApproximate: over a diskANN index a cross-partition
+// search takes its candidates from the graph (annindex.go): its top 10
+// are nearly the exact ones, always in order of distance; bruteForce is
+// exact; the graph follows replacements, deletes and expiry; a filter
+// that the candidates cannot satisfy goes on with the exact ranking; a
+// graph too far behind is built in the background while searches stay
+// exact.
+func TestVectorSearchApproximate(t *testing.T) {
+	e, clk := newTestEngine(t)
+	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":-1,`+
+		`"vectorEmbeddingPolicy":{"vectorEmbeddings":[{"path":"/v","dataType":"float32","distanceFunction":"euclidean","dimensions":8}]},`+
+		`"indexingPolicy":{"vectorIndexes":[{"path":"/v","type":"diskANN"}]}}`)
+	rng := rand.New(rand.NewPCG(5, 6))
+	vec := func() string {
+		parts := make([]string, 8)
+		for i := range parts {
+			parts[i] = strconv.FormatFloat(rng.NormFloat64(), 'f', 4, 64)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	for i := range 1500 {
+		write(t, e, "c", fmt.Sprintf(`{"id":"d%04d","pk":"p","n":%d,"v":%s}`, i, i%50, vec()))
+	}
+	search := func(text string) []string { return unquote(queryAcross(t, e, text)) }
+	graph := e.annIndexFor(e.catalogSnapshot().dbs["db"].colls["c"], 0, vector.Index{})
+	recall, n := 0.0, 0
+	for range 20 {
+		q := vec()
+		approx := search("SELECT TOP 10 VALUE c.id FROM c ORDER BY VectorDistance(c.v, " + q + ")")
+		exact := search("SELECT TOP 10 VALUE c.id FROM c ORDER BY VectorDistance(c.v, " + q + ", true)")
+		// A query vector that is not a constant is ranked by a scan.
+		scanned := search("SELECT TOP 10 VALUE c.id FROM c ORDER BY VectorDistance(c.v, " + strings.TrimSuffix(q, "]") + " + 0])")
+		if len(approx) != 10 || strings.Join(exact, ",") != strings.Join(scanned, ",") {
+			t.Fatalf("approximate %v, exact %v, scanned %v", approx, exact, scanned)
+		}
+		for _, id := range approx {
+			if slices.Contains(exact, id) {
+				recall++
+			}
+			n++
+		}
+		dists := queryAcross(t, e, "SELECT TOP 10 VALUE VectorDistance(c.v, "+q+") FROM c ORDER BY VectorDistance(c.v, "+q+")")
+		if !sortedNumbers(dists) {
+			t.Fatalf("distances out of order: %v", dists)
+		}
+	}
+	t.Logf("recall@10 %.3f", recall/float64(n))
+	if recall /= float64(n); recall < 0.9 {
+		t.Fatalf("recall@10 %.3f", recall)
+	}
+	if graph.synced == nil || len(graph.live) != 1500 {
+		t.Fatalf("the graph holds %d items (synced %v)", len(graph.live), graph.synced != nil)
+	}
+
+	// Writes: the nearest item becomes another, one is deleted, one expires.
+	write(t, e, "c", `{"id":"d0007","pk":"p","n":7,"v":[9,9,9,9,9,9,9,9]}`)
+	write(t, e, "c", `{"id":"d0008","pk":"p","n":8,"v":[9,9,9,9,9,9,9,9.1]}`)
+	write(t, e, "c", `{"id":"short","pk":"p","n":8,"v":[9,9,9,9,9,9,9,9.01],"ttl":5}`)
+	if _, err := e.DeleteItem(context.Background(), ItemRef{DB: "db", Coll: "c", ID: "d0008", PK: `["p"]`, HasPK: true}, ""); err != nil {
+		t.Fatal(err)
+	}
+	near := "SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.v, [9,9,9,9,9,9,9,9])"
+	if got := search(near); strings.Join(got, ",") != "d0007,short" {
+		t.Fatalf("after writes: %v", got)
+	}
+	clk.Advance(6 * time.Second)
+	if got := search(near); got[0] != "d0007" || slices.Contains(got, "short") || slices.Contains(got, "d0008") {
+		t.Fatalf("after expiry: %v", got)
+	}
+	// A filter few candidates pass: the exact ranking supplies the rest.
+	got := search("SELECT TOP 20 VALUE c.n FROM c WHERE c.n = 3 ORDER BY VectorDistance(c.v, [9,9,9,9,9,9,9,9])")
+	if len(got) != 20 {
+		t.Fatalf("filtered: %v", got)
+	}
+
+	// Many writes at once: the graph catches up in the background, and
+	// searches meanwhile are exact.
+	defer func(was int) { inlineSyncFloats = was }(inlineSyncFloats)
+	inlineSyncFloats = 100 * 8
+	for i := range 1000 {
+		write(t, e, "c", fmt.Sprintf(`{"id":"e%04d","pk":"p","n":%d,"v":%s}`, i, i%50, vec()))
+	}
+	q := vec()
+	exact := search("SELECT TOP 10 VALUE c.id FROM c ORDER BY VectorDistance(c.v, " + q + ", true)")
+	if got := search("SELECT TOP 10 VALUE c.id FROM c ORDER BY VectorDistance(c.v, " + q + ")"); strings.Join(got, ",") != strings.Join(exact, ",") {
+		graph.mu.Lock()
+		syncing := graph.syncing
+		graph.mu.Unlock()
+		if !syncing {
+			t.Fatalf("while the graph catches up: %v, exact %v", got, exact)
+		}
+	}
+	waitUntil(t, "the graph to catch up", func() bool {
+		search("SELECT TOP 1 VALUE c.id FROM c ORDER BY VectorDistance(c.v, " + q + ")")
+		graph.mu.Lock()
+		defer graph.mu.Unlock()
+		return !graph.syncing && len(graph.live) == 2499 // 1,500 + 1,000, less the deleted one
+	})
+
+	// After a restart the graph is built as the engine opens, before any
+	// search asks for it.
+	e.Close()
+	e, err := Open(context.Background(), e.store, Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	waitUntil(t, "the graph to be built at start", func() bool {
+		e.annMu.Lock()
+		graph := e.anns[annKey{e.catalogSnapshot().dbs["db"].colls["c"].rid, 0}]
+		e.annMu.Unlock()
+		if graph == nil {
+			return false
+		}
+		graph.mu.Lock()
+		defer graph.mu.Unlock()
+		return graph.synced != nil && len(graph.live) == 2499
+	})
+}
+
+// queryAcross runs a query over every partition of container c in one
+// page and returns its rows.
+func queryAcross(t testing.TB, e *Engine, text string) []string {
+	t.Helper()
+	res, err := e.QueryItems(context.Background(), QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(text), MaxItemCount: -1, CrossPartition: true, RangeID: "0"})
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	defer res.Body.Release()
+	return stringRows(res.Rows())
+}
+
+// sortedNumbers reports whether rows of JSON numbers ascend.
+func sortedNumbers(rows []string) bool {
+	prev := math.Inf(-1)
+	for _, r := range rows {
+		f, err := strconv.ParseFloat(r, 64)
+		if err != nil || f < prev {
+			return false
+		}
+		prev = f
+	}
+	return true
 }

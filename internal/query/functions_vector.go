@@ -10,10 +10,10 @@ import (
 // else the container's vectorEmbeddingPolicy's for the path a reads
 // (Env.Vectors), else cosine. Cosine is from -1 to 1 and dot product
 // unbounded, the greater the more similar; Euclidean is a distance, the
-// smaller the more similar. Ebb computes every distance exactly, so
-// bruteForce changes nothing (and neither do the options that tune the
-// service's approximate indexes). Anything but two arrays of numbers of
-// one length is undefined.
+// smaller the more similar. Every distance a row shows is computed
+// exactly; bruteForce and searchListSizeMultiplier only decide how a
+// search over a diskANN index finds its candidates (VectorOrder).
+// Anything but two arrays of numbers of one length is undefined.
 //
 // In ORDER BY without ASC or DESC, the service orders by similarity,
 // most similar first: the checker marks such a call (vectorRank), and it
@@ -159,7 +159,22 @@ type VectorOrder struct {
 	Path     string
 	Query    []float64
 	Function string
+	// BruteForce is the call's third argument: true asks for an exact
+	// scan even where the path has an approximate index.
+	BruteForce bool
+	// SearchListMultiplier is the options' searchListSizeMultiplier
+	// (the service's default, 10, when absent): an approximate search
+	// explores this many candidates per result it is asked for.
+	SearchListMultiplier int
+	// Want is how many results the query asks for (TOP, or OFFSET plus
+	// LIMIT), 0 when it does not say.
+	Want int
 }
+
+// defaultSearchListMultiplier is the service's searchListSizeMultiplier
+// when a query gives none (Min 1, Default 10, Max 100:
+// https://learn.microsoft.com/dotnet/api/microsoft.entityframeworkcore.vectordistanceoptions).
+const defaultSearchListMultiplier = 10
 
 // VectorOrder reports whether the plan is a vector search that a source
 // of the item vectors at a path can order: its one ORDER BY key is a
@@ -195,10 +210,23 @@ func (p *Plan) VectorOrder() (VectorOrder, bool) {
 		}
 		vo.Query[i] = x.num
 	}
+	vo.SearchListMultiplier = defaultSearchListMultiplier
+	if len(call.Args) >= 3 {
+		vo.BruteForce = c.eval(call.Args[2]).IsTrue()
+	}
 	if len(call.Args) == 4 {
-		if f, ok := c.eval(call.Args[3]).Get("distanceFunction").AsString(); ok {
+		opts := c.eval(call.Args[3])
+		if f, ok := opts.Get("distanceFunction").AsString(); ok {
 			vo.Function = strings.ToLower(f)
 		}
+		if n, ok := countValue(opts.Get("searchListSizeMultiplier")); ok && n >= 1 {
+			vo.SearchListMultiplier = min(n, 100)
+		}
+	}
+	if n := c.countOf(s.Top); n >= 0 {
+		vo.Want = n
+	} else if off, lim := c.countOf(s.Offset), c.countOf(s.Limit); off >= 0 && lim >= 0 {
+		vo.Want = off + lim
 	}
 	return vo, true
 }

@@ -33,6 +33,8 @@ type ContainerSpec struct {
 	Computed *query.Computed
 	// Vectors is the vectorEmbeddingPolicy (nil: none).
 	Vectors *vector.Policy
+	// VectorIndexes are the indexing policy's vectorIndexes.
+	VectorIndexes []vector.Index
 	// FullText is the fullTextPolicy (nil: none).
 	FullText *fulltext.Policy
 }
@@ -92,7 +94,7 @@ func ParseContainerSpec(body []byte, ms []document.Member) (ContainerSpec, error
 		return spec, err
 	}
 	if ip, ok := document.ObjectMembers(document.Lookup(ms, "indexingPolicy")); ok {
-		if err := vector.CheckIndexes(document.Lookup(ip, "vectorIndexes"), spec.Vectors); err != nil {
+		if spec.VectorIndexes, err = vector.ParseIndexes(document.Lookup(ip, "vectorIndexes"), spec.Vectors); err != nil {
 			return spec, err
 		}
 		if err := fulltext.CheckIndexes(document.Lookup(ip, "fullTextIndexes"), spec.FullText); err != nil {

@@ -1,10 +1,10 @@
 // Package vector owns vector search's container policies as the service
 // validates them: the vectorEmbeddingPolicy (which paths hold vectors,
 // their data type, dimensions and distance function) and the indexing
-// policy's vectorIndexes. Ebb answers every vector query with an exact
-// scan whatever index type the policy names, so its results are those
-// of a brute-force search: what the service's approximate indexes
-// approach.
+// policy's vectorIndexes. A flat or quantizedFlat index is answered by
+// an exact scan (so quantizedFlat's results are those its full-precision
+// re-rank approaches); a diskANN index by an approximate graph search
+// (package ann) unless the query asks for brute force.
 package vector
 
 import (
@@ -132,6 +132,20 @@ func enum(v, def string, values []string, name, path string) (string, error) {
 	return "", dberr.BadRequest("The %s of vector embedding path '%s' must be one of %s; got '%s'.", name, path, strings.Join(values, ", "), v)
 }
 
+// DiskANN is the type of an approximate vector index, as ParseIndexes
+// spells it.
+const DiskANN = "diskann"
+
+// Approximate returns the diskANN index of a path among indexes.
+func Approximate(indexes []Index, path string) (Index, bool) {
+	for _, ix := range indexes {
+		if ix.Path == path && ix.Type == DiskANN {
+			return ix, true
+		}
+	}
+	return Index{}, false
+}
+
 // Index is one entry of an indexing policy's vectorIndexes.
 type Index struct {
 	Path                   string   `json:"path"`
@@ -141,57 +155,59 @@ type Index struct {
 	VectorIndexShardKey    []string `json:"vectorIndexShardKey"`
 }
 
-// CheckIndexes validates an indexing policy's vectorIndexes (nil: none)
+// ParseIndexes validates an indexing policy's vectorIndexes (nil: none)
 // against the container's embedding policy p, with the service's rules:
 // each path is in p, once; the index type's dimension limit; each
-// option on the index types that take it, within its range.
-func CheckIndexes(raw []byte, p *Policy) error {
+// option on the index types that take it, within its range. It returns
+// them with each type in lower case.
+func ParseIndexes(raw []byte, p *Policy) ([]Index, error) {
 	if raw == nil || string(raw) == "null" {
-		return nil
+		return nil, nil
 	}
 	var in []Index
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return dberr.BadRequest("The indexing policy's vectorIndexes are invalid: %v. Send [{\"path\": \"/vector\", \"type\": \"diskANN\"}].", err)
+		return nil, dberr.BadRequest("The indexing policy's vectorIndexes are invalid: %v. Send [{\"path\": \"/vector\", \"type\": \"diskANN\"}].", err)
 	}
 	seen := map[string]bool{}
 	for i, ix := range in {
 		if err := checkPath(ix.Path, fmt.Sprintf("vectorIndexes[%d]", i)); err != nil {
-			return err
+			return nil, err
 		}
 		if seen[ix.Path] {
-			return dberr.BadRequest("The vector index path '%s' appears more than once in vectorIndexes.", ix.Path)
+			return nil, dberr.BadRequest("The vector index path '%s' appears more than once in vectorIndexes.", ix.Path)
 		}
 		seen[ix.Path] = true
 		e, ok := p.Lookup(ix.Path)
 		if !ok {
-			return dberr.BadRequest("The vector index path '%s' is not in the container's vectorEmbeddingPolicy; every vector index needs an embedding for its path.", ix.Path)
+			return nil, dberr.BadRequest("The vector index path '%s' is not in the container's vectorEmbeddingPolicy; every vector index needs an embedding for its path.", ix.Path)
 		}
 		typ := strings.ToLower(ix.Type)
+		in[i].Type = typ
 		if !slices.Contains(types, typ) {
-			return dberr.BadRequest("The type of vector index '%s' must be flat, quantizedFlat or diskANN; got '%s'.", ix.Path, ix.Type)
+			return nil, dberr.BadRequest("The type of vector index '%s' must be flat, quantizedFlat or diskANN; got '%s'.", ix.Path, ix.Type)
 		}
 		if typ == "flat" && e.Dimensions > maxFlatDimensions {
-			return dberr.BadRequest("A flat vector index takes vectors of at most %d dimensions; the embedding at '%s' has %d. Use quantizedFlat or diskANN.", maxFlatDimensions, ix.Path, e.Dimensions)
+			return nil, dberr.BadRequest("A flat vector index takes vectors of at most %d dimensions; the embedding at '%s' has %d. Use quantizedFlat or diskANN.", maxFlatDimensions, ix.Path, e.Dimensions)
 		}
 		if q := ix.QuantizationByteSize; q != nil {
 			if typ == "flat" {
-				return dberr.BadRequest("quantizationByteSize applies to quantizedFlat and diskANN vector indexes, not to the flat index at '%s'.", ix.Path)
+				return nil, dberr.BadRequest("quantizationByteSize applies to quantizedFlat and diskANN vector indexes, not to the flat index at '%s'.", ix.Path)
 			}
 			if *q < 1 || *q > min(512, e.Dimensions) {
-				return dberr.BadRequest("The quantizationByteSize of vector index '%s' must be from 1 to %d; got %d.", ix.Path, min(512, e.Dimensions), *q)
+				return nil, dberr.BadRequest("The quantizationByteSize of vector index '%s' must be from 1 to %d; got %d.", ix.Path, min(512, e.Dimensions), *q)
 			}
 		}
 		if s := ix.IndexingSearchListSize; s != nil {
 			if typ != "diskann" {
-				return dberr.BadRequest("indexingSearchListSize applies to diskANN vector indexes, not to the %s index at '%s'.", ix.Type, ix.Path)
+				return nil, dberr.BadRequest("indexingSearchListSize applies to diskANN vector indexes, not to the %s index at '%s'.", ix.Type, ix.Path)
 			}
 			if *s < 10 || *s > 500 {
-				return dberr.BadRequest("The indexingSearchListSize of vector index '%s' must be from 10 to 500; got %d.", ix.Path, *s)
+				return nil, dberr.BadRequest("The indexingSearchListSize of vector index '%s' must be from 10 to 500; got %d.", ix.Path, *s)
 			}
 		}
 		if ix.VectorIndexShardKey != nil && typ != "diskann" {
-			return dberr.BadRequest("vectorIndexShardKey applies to diskANN vector indexes, not to the %s index at '%s'.", ix.Type, ix.Path)
+			return nil, dberr.BadRequest("vectorIndexShardKey applies to diskANN vector indexes, not to the %s index at '%s'.", ix.Type, ix.Path)
 		}
 	}
-	return nil
+	return in, nil
 }

@@ -67,6 +67,39 @@ describe("vector search", () => {
     });
   }
 
+  test("diskANN: an approximate top 10 across partitions close to the oracle's, bruteForce exact, and the graph following writes", async () => {
+    const { container } = await database.containers.create({ id: uniqueId("v"), ...policy("euclidean", "diskANN") });
+    const docs = Array.from({ length: 400 }, (_, i) => ({ id: `d${i}`, pk: `p${i % 4}`, embedding: vec(i) }));
+    await Promise.all(docs.map((d) => container.items.create(d)));
+    const top = async (q, bruteForce) => {
+      const query = {
+        query: `SELECT TOP 10 c.id, VectorDistance(c.embedding, @q) AS s FROM c ORDER BY VectorDistance(c.embedding, @q${bruteForce ? ", true" : ""})`,
+        parameters: [{ name: "@q", value: q }],
+      };
+      return (await container.items.query(query).fetchAll()).resources;
+    };
+    let found = 0;
+    for (let seed = 5000; seed < 5010; seed++) {
+      const q = vec(seed);
+      const oracle = docs.map((d) => ({ id: d.id, s: distance.euclidean(d.embedding, q) })).sort((x, y) => x.s - y.s).slice(0, 10);
+      const exact = await top(q, true);
+      assert.deepEqual(exact.map((r) => r.id), oracle.map((r) => r.id));
+      const approximate = await top(q, false);
+      assert.equal(approximate.length, 10);
+      for (let i = 1; i < approximate.length; i++) assert.ok(approximate[i - 1].s <= approximate[i].s, "ordered by distance");
+      found += approximate.filter((r) => oracle.some((o) => o.id === r.id)).length;
+    }
+    assert.ok(found / 100 >= 0.9, `recall@10 ${found / 100}`);
+
+    const q = vec(6000);
+    await container.items.upsert({ id: "d7", pk: "p3", embedding: q });
+    await container.item("d8", "p0").delete();
+    const after = await top(q, false);
+    assert.equal(after[0].id, "d7");
+    assert.equal(after[0].s, 0);
+    assert.ok(!after.some((r) => r.id === "d8"));
+  });
+
   test("filters, options and expired items", async () => {
     const { container } = await database.containers.create({ id: uniqueId("v"), ...policy("cosine"), defaultTtl: -1 });
     await container.items.create({ id: "a", pk: "p", kind: "x", embedding: [1, 0, 0, 0, 0, 0, 0, 0] });
