@@ -3,14 +3,16 @@ package ann
 import "math"
 
 // The loops below are the index's hot path: a search at 768 dimensions
-// spends nearly all its time in them. Without SIMD, what pays is
-// keeping the floating-point units busy: eight products per iteration
-// into four independent sums (each add waits only on its own sum), and
-// slices whose lengths the compiler can see, so no element access is
-// bounds-checked.
+// spends nearly all its time in them. On amd64 with AVX2 and FMA they
+// run in assembly, 32 lanes at a time (distance_amd64.s). Elsewhere what
+// pays is keeping the floating-point units busy: eight products per
+// iteration into four independent sums (each add waits only on its own
+// sum), and slices whose lengths the compiler can see, so no element
+// access is bounds-checked.
 
-// dot is the inner product of a and b, which have the same length.
-func dot(a, b []float32) float32 {
+// dotGeneric is the inner product of a and b, which have the same
+// length.
+func dotGeneric(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	for len(a) >= 8 && len(b) >= 8 {
@@ -28,9 +30,9 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// squaredL2 is the squared Euclidean distance between a and b, which
-// have the same length.
-func squaredL2(a, b []float32) float32 {
+// squaredL2Generic is the squared Euclidean distance between a and b,
+// which have the same length.
+func squaredL2Generic(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	for len(a) >= 8 && len(b) >= 8 {

@@ -1,0 +1,132 @@
+#include "textflag.h"
+
+// func dotAVX2(a, b *float32, n int) float32
+//
+// Four 8-lane sums of fused multiply-adds over 32 floats at a time, then
+// 8 at a time, added together, then the last n%8 one by one.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+dot32:
+	CMPQ CX, $32
+	JLT  dot8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  dot32
+
+dot8:
+	CMPQ CX, $8
+	JLT  dotsum
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  dot8
+
+dotsum:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+
+dot1:
+	CMPQ CX, $0
+	JEQ  dotdone
+	VMOVSS (SI), X1
+	VFMADD231SS (DI), X1, X0
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  dot1
+
+dotdone:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func squaredL2AVX2(a, b *float32, n int) float32
+//
+// As dotAVX2, over the differences a-b multiplied by themselves.
+TEXT ·squaredL2AVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+l2x32:
+	CMPQ CX, $32
+	JLT  l2x8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VSUBPS (DI), Y4, Y4
+	VSUBPS 32(DI), Y5, Y5
+	VSUBPS 64(DI), Y6, Y6
+	VSUBPS 96(DI), Y7, Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  l2x32
+
+l2x8:
+	CMPQ CX, $8
+	JLT  l2sum
+	VMOVUPS (SI), Y4
+	VSUBPS (DI), Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  l2x8
+
+l2sum:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+
+l2x1:
+	CMPQ CX, $0
+	JEQ  l2done
+	VMOVSS (SI), X1
+	VSUBSS (DI), X1, X1
+	VFMADD231SS X1, X1, X0
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  l2x1
+
+l2done:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
