@@ -118,8 +118,10 @@ type Engine struct {
 	// anns are the graph indexes of diskANN vector indexes (annindex.go).
 	annMu sync.Mutex
 	anns  map[annKey]*annIndex
-	// stopANNBuild stops building them as the engine opens.
+	// stopANNBuild stops building them as the engine opens, and
+	// annBuildDone is closed when that has returned.
 	stopANNBuild context.CancelFunc
+	annBuildDone chan struct{}
 	// afterSnapshotRun, when set, is called between a stored
 	// procedure's run on a snapshot and its commit: tests write there.
 	afterSnapshotRun func()
@@ -255,7 +257,11 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	}
 	var annCtx context.Context
 	annCtx, e.stopANNBuild = context.WithCancel(context.Background())
-	go e.buildANNIndexes(annCtx)
+	e.annBuildDone = make(chan struct{})
+	go func() {
+		defer close(e.annBuildDone)
+		e.buildANNIndexes(annCtx)
+	}()
 	return e, nil
 }
 
@@ -263,6 +269,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.stopANNBuild()
+		<-e.annBuildDone // it reads the store, which the caller closes next
 		e.stopCluster()
 		e.purger.Stop()
 		e.trimmer.Stop()
