@@ -63,7 +63,7 @@ func TestPlanCache(t *testing.T) {
 		t.Fatalf("container c: %s, want %s", got, want)
 	}
 	expect("three pages of a query", 2, 1)
-	if _, err := e.QueryPlan(ctx, ItemRef{DB: "db", Coll: "c"}, queryBody(text)); err != nil {
+	if _, err := e.QueryPlan(ctx, ItemRef{DB: "db", Coll: "c"}, queryBody(text), false); err != nil {
 		t.Fatal(err)
 	}
 	expect("its query plan request", 3, 1)

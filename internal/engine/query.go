@@ -342,10 +342,13 @@ func queryPlanJSON(plan *query.Plan) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"partitionedQueryExecutionInfoVersion": 2,
 		"queryInfo":                            plan.QueryInfo(),
-		"queryRanges":                          []map[string]any{{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}},
+		"queryRanges":                          wholeRange,
 	})
 	return b
 }
+
+// wholeRange is the query ranges of a plan: every partition key.
+var wholeRange = []map[string]any{{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}}
 
 // pageItems runs one page of an items query over an index when one
 // serves it: reading in ORDER BY order (index.OrderedFor), or narrowing
@@ -531,8 +534,9 @@ func queryMetrics(st query.Stats, ix *index.Source) string {
 var indexMetrics = index.Utilization(nil, nil)
 
 // QueryPlan answers the JS SDK's query plan request with the query's
-// PartitionedQueryExecutionInfo.
-func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte) ([]byte, error) {
+// PartitionedQueryExecutionInfo; hybrid says whether the SDK runs
+// hybrid search (query.HybridSearch) itself.
+func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte, hybrid bool) ([]byte, error) {
 	c, err := e.resolve(ref)
 	if err != nil {
 		return nil, err
@@ -540,6 +544,14 @@ func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte) ([]byt
 	plan, err := e.compileQueryBody(body, c)
 	if err != nil {
 		return nil, err
+	}
+	if info, ok := plan.HybridSearch(); ok && hybrid {
+		b, _ := json.Marshal(map[string]any{
+			"partitionedQueryExecutionInfoVersion": 2,
+			"hybridSearchQueryInfo":                info,
+			"queryRanges":                          wholeRange,
+		})
+		return b, nil
 	}
 	return queryPlanJSON(plan), nil
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,8 @@ func (g *Gateway) postItems(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case header(r.Header, "X-Ms-Cosmos-Is-Query-Plan-Request") != "":
-		plan, err := g.eng.QueryPlan(r.Context(), itemRef(r), body)
+		hybrid := slices.Contains(strings.Split(header(r.Header, "X-Ms-Cosmos-Supported-Query-Features"), ","), "HybridSearch")
+		plan, err := g.eng.QueryPlan(r.Context(), itemRef(r), body, hybrid)
 		if err != nil {
 			return err
 		}

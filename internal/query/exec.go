@@ -27,6 +27,9 @@ type executor struct {
 	outSize int64
 
 	needDoc bool // documents must be parsed (not just copied)
+	// wholeDoc: parse every document whole, even where the plan's
+	// fields would do, because the rows keep the document as their value.
+	wholeDoc bool
 	// pp parses the documents of a streaming page, whose values do not
 	// outlive their document; nil in the other modes, whose rows, sort
 	// keys, groups and aggregates keep values across documents.
@@ -143,7 +146,7 @@ func (ex *executor) bindDoc(key, doc []byte) bool {
 	var err error
 	if p := ex.p; ex.pp != nil {
 		v, err = ex.pp.parse(doc, p.fields, p.wholeDoc)
-	} else if p.wholeDoc {
+	} else if p.wholeDoc || ex.wholeDoc {
 		v, err = parseJSONString(string(doc))
 	} else {
 		v, err = parseDocFields(doc, p.fields)

@@ -176,6 +176,31 @@ func registerFullTextFunctions() {
 	// RRF ranks the rows as a whole (executor.fused); as a value it is
 	// nothing.
 	register("RRF", 1, -1, func(*evalCtx, *CallExpr, []Value) Value { return undefinedValue })
+	// The internal functions of hybrid search's component queries
+	// (hybrid.go): a text's analyzed length, and BM25 with the
+	// statistics given (the whole container's, summed by the SDK).
+	register("_FullTextWordCount", 1, 1, func(c *evalCtx, x *CallExpr, a []Value) Value {
+		if a[0].kind != String {
+			return undefinedValue
+		}
+		return NumberValue(float64(len(Analyze(a[0].str))))
+	})
+	register("_FullTextScore", 5, 5, func(c *evalCtx, x *CallExpr, a []Value) Value {
+		if a[0].kind != String || a[2].kind != Number || a[3].kind != Number {
+			return NumberValue(0)
+		}
+		st := &TextStats{Docs: int(a[2].num), Words: int(a[3].num), DocFreq: map[string]int{}}
+		hits := a[4].Elems()
+		for i, t := range a[1].Elems() {
+			if t.kind != String || i >= len(hits) || hits[i].kind != Number {
+				continue
+			}
+			for _, w := range Analyze(t.str) {
+				st.DocFreq[w] = int(hits[i].num)
+			}
+		}
+		return NumberValue(bm25(Analyze(a[0].str), scoreTerms(a[1:2]), st))
+	})
 	register("FullTextScore", 2, -1, func(c *evalCtx, x *CallExpr, a []Value) Value {
 		if a[0].kind != String {
 			return NumberValue(0)
@@ -383,6 +408,9 @@ func (ex *executor) fused(src Source, cur *cursor, pageSize int) (*cursor, error
 		fused  float64
 	}
 	var rows []*row
+	// A SELECT * row is the document itself, which the plan's fields
+	// (those the scores read) would leave partial.
+	ex.wholeDoc = s.rawStar
 	err := ex.scanAllRows(src, func(key []byte) bool {
 		r := &row{scores: make([]Value, len(comps)), key: append([]byte(nil), key...)}
 		for i, e := range comps {
@@ -421,8 +449,15 @@ func (ex *executor) fused(src Source, cur *cursor, pageSize int) (*cursor, error
 			}
 			return compareNumbers(y, x)
 		})
-		for rank, r := range order {
-			r.fused += weights[i] / float64(rrfK+rank+1)
+		// Rows of one score share a rank, and the next score takes the
+		// next rank (1, 1, 2): as the SDKs rank a hybrid search's
+		// components.
+		rank := 0
+		for j, r := range order {
+			if j == 0 || compareNumbers(r.scores[i], order[j-1].scores[i]) != 0 {
+				rank++
+			}
+			r.fused += weights[i] / float64(rrfK+rank)
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b *row) int {

@@ -26,6 +26,15 @@ import (
 type vectorCall struct{ path string }
 
 func registerVectorFunctions() {
+	// _VectorScore is VectorDistance's value where a hybrid search's
+	// component query orders by it (hybrid.go).
+	register("_VectorScore", 2, 4, func(c *evalCtx, x *CallExpr, a []Value) Value {
+		d, ok := vectorDistance(vectorFunction(c, x, a), a[0], a[1])
+		if !ok {
+			return undefinedValue
+		}
+		return NumberValue(d)
+	})
 	register("VectorDistance", 2, 4, func(c *evalCtx, x *CallExpr, a []Value) Value {
 		fn := vectorFunction(c, x, a)
 		d, ok := vectorDistance(fn, a[0], a[1])
@@ -52,7 +61,7 @@ func prepareSearchCalls(s *SelectStmt) {
 	walkDeep(s, func(e Expr) bool {
 		if x, ok := e.(*CallExpr); ok {
 			switch {
-			case x.fn != nil && x.fn.name == "VectorDistance" && len(x.Args) > 0:
+			case x.fn != nil && (x.fn.name == "VectorDistance" || x.fn.name == "_VectorScore") && len(x.Args) > 0:
 				x.cache = vectorCall{path: itemPath(x.Args[0], isDoc)}
 			case isFullTextCall(x) && len(x.Args) > 0:
 				x.cache = searchCall{path: itemPath(x.Args[0], isDoc)}

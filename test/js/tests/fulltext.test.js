@@ -77,6 +77,14 @@ describe("full-text search", () => {
     assert.deepEqual(across, want);
     const { resources: inP } = await container.items.query(query, { partitionKey: "p" }).fetchAll();
     assert.deepEqual(inP, want.filter((id) => live.find((d) => d.id === id).pk === "p"));
+    // Projecting an object, the SDK runs the ranking itself from the
+    // plan's hybrid-search section: the container's statistics from the
+    // global statistics query, then the component query.
+    const { resources: hybrid } = await container.items
+      .query("SELECT TOP 3 c.id, c.text FROM c ORDER BY RANK FullTextScore(c.text, 'alpha', 'beta')")
+      .fetchAll();
+    assert.deepEqual(hybrid.map((r) => r.id), want);
+    assert.deepEqual(hybrid[0], { id: want[0], text: live.find((d) => d.id === want[0]).text });
   });
 
   test("ORDER BY RANK RRF fuses a full-text and a vector ranking", async () => {
@@ -104,6 +112,11 @@ describe("full-text search", () => {
       .query({ query: "SELECT TOP 3 VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, 'alpha'), VectorDistance(c.v, @q), [1, 2])", parameters: [{ name: "@q", value: q }] })
       .fetchAll();
     assert.deepEqual(resources, fused.slice(0, 3));
+    const { resources: hybrid } = await container.items
+      .query({ query: "SELECT TOP 3 * FROM c ORDER BY RANK RRF(FullTextScore(c.text, 'alpha'), VectorDistance(c.v, @q), [1, 2])", parameters: [{ name: "@q", value: q }] })
+      .fetchAll();
+    assert.deepEqual(hybrid.map((r) => r.id), fused.slice(0, 3), "through the plan's hybrid-search section");
+    assert.deepEqual(hybrid[0].v, docs.find((d) => d.id === fused[0]).v);
   });
 
   test("the service's rules and the policies' validation", async () => {
