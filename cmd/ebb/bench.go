@@ -28,6 +28,9 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "runaway" {
 		return runRunawayBench(args[1:])
 	}
+	if len(args) > 0 && args[0] == "search" {
+		return runSearchBench(args[1:])
+	}
 	fs := flag.NewFlagSet("ebb bench", flag.ContinueOnError)
 	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs against each target")
 	count := fs.Int("count", 0, "run each workload for this many operations instead of --duration")
@@ -38,7 +41,7 @@ func runBench(args []string) error {
 	fsyncs := fs.Int("fsync-samples", 1000, "4 KB fsyncs to time (0: skip)")
 	rssItems := fs.Int("rss-items", 10_000, "1 KB items to load for the peak-RSS figure (0: skip)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ebb bench [flags]\n       ebb bench ttl [flags]\n       ebb bench cluster [flags]\n       ebb bench runaway [flags]\n\nRuns each workload against a fresh in-process Ebb and against a stub that\nstores nothing (the ceiling), and prints a Markdown table.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: ebb bench [flags]\n       ebb bench ttl [flags]\n       ebb bench cluster [flags]\n       ebb bench runaway [flags]\n       ebb bench search [flags]\n\nRuns each workload against a fresh in-process Ebb and against a stub that\nstores nothing (the ceiling), and prints a Markdown table.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +119,30 @@ func runTTLBench(args []string) error {
 			"with a client reading another container, in %v (%.0f items/s), its point reads meanwhile p50 %v, p99 %v (before: p50 %v, p99 %v).\n",
 			where, s.Items, s.Took.Round(10*time.Millisecond), s.PerSecond, s.LoadedTook.Round(10*time.Millisecond), s.LoadedPerSecond,
 			s.During.P50, s.During.P99, s.Baseline.P50, s.Baseline.P99)
+		return err
+	}
+	return rep.WriteMarkdown(os.Stdout)
+}
+
+// runSearchBench is `ebb bench search`: vector and full-text searches
+// over the wire, exact beside the diskANN graph.
+func runSearchBench(args []string) error {
+	fs := flag.NewFlagSet("ebb bench search", flag.ContinueOnError)
+	items := fs.Int("items", 10_000, "items to write, each a vector and eight words")
+	dims := fs.Int("dimensions", 768, "the vectors' dimensions")
+	queries := fs.Int("queries", 50, "searches of each kind")
+	memory := fs.Bool("memory", false, "run Ebb on in-memory storage instead of durable Pebble")
+	tempDir := fs.String("temp-dir", "", "directory for Ebb's data (default: the system temporary directory)")
+	if err := fs.Parse(args); err != nil {
+		return err // main answers flag.ErrHelp with status 0
+	}
+	if *items < 1 || *dims < 1 || *dims > 4096 || *queries < 1 {
+		return fmt.Errorf("bench search: --items and --queries must be positive and --dimensions from 1 to 4,096")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.RunSearch(ctx, bench.SearchOptions{Items: *items, Dims: *dims, Queries: *queries, Memory: *memory, TempDir: *tempDir, Progress: os.Stderr})
+	if err != nil {
 		return err
 	}
 	return rep.WriteMarkdown(os.Stdout)
