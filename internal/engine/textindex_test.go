@@ -64,21 +64,8 @@ func TestFullTextIndex(t *testing.T) {
 		if pk != "" {
 			ref.PK, ref.HasPK = `["`+pk+`"]`, true
 		}
-		req := QueryRequest{Ref: ref, Body: []byte(`{"query":"SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.t, 'search', 'run')"}`),
-			MaxItemCount: pageSize, CrossPartition: true, RangeID: "0"}
-		var ids []string
-		for {
-			res, err := e.QueryItems(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, unquote(stringRows(res.Rows()))...)
-			res.Body.Release()
-			if res.Continuation == "" {
-				return ids
-			}
-			req.Continuation = res.Continuation
-		}
+		return unquote(queryPages(t, e, QueryRequest{Ref: ref, Body: []byte(`{"query":"SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.t, 'search', 'run')"}`),
+			MaxItemCount: pageSize, CrossPartition: true, RangeID: "0"}))
 	}
 	// filtered runs a WHERE of full-text filters, which the index narrows;
 	// scanned, the same filters of terms that are not constants, which
@@ -99,20 +86,8 @@ func TestFullTextIndex(t *testing.T) {
 				where = strings.ReplaceAll(where, "(c.t, '", "(c.t, '' || '")
 			}
 			body, _ := json.Marshal(map[string]string{"query": "SELECT VALUE c.id FROM c WHERE " + where})
-			req := QueryRequest{Ref: ref, Body: body, MaxItemCount: pageSize, CrossPartition: true, RangeID: "0"}
 			ids = append(ids, "|")
-			for {
-				res, err := e.QueryItems(context.Background(), req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, unquote(stringRows(res.Rows()))...)
-				res.Body.Release()
-				if res.Continuation == "" {
-					break
-				}
-				req.Continuation = res.Continuation
-			}
+			ids = append(ids, unquote(queryPages(t, e, QueryRequest{Ref: ref, Body: body, MaxItemCount: pageSize, CrossPartition: true, RangeID: "0"}))...)
 		}
 		return ids
 	}
@@ -235,6 +210,24 @@ func FuzzTextEntry(f *testing.F) {
 		readTextEntry([]byte("k"), append(entry[:len(entry):len(entry)], junk...), "/t", map[string]int32{})
 		readTextEntry([]byte("k"), junk, "/t", map[string]int32{})
 	})
+}
+
+// queryPages runs req page by page to the end and returns the rows.
+func queryPages(t testing.TB, e *Engine, req QueryRequest) []string {
+	t.Helper()
+	var rows []string
+	for {
+		res, err := e.QueryItems(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, stringRows(res.Rows())...)
+		res.Body.Release()
+		if res.Continuation == "" {
+			return rows
+		}
+		req.Continuation = res.Continuation
+	}
 }
 
 func stringRows(rows [][]byte) []string {

@@ -55,24 +55,7 @@ func TestVectorSearchPages(t *testing.T) {
 	clk.Advance(6 * time.Second)
 
 	body := []byte(`{"query":"SELECT VALUE c.id FROM c ORDER BY VectorDistance(c.v, [0, 0])"}`)
-	var paged []string
-	req := QueryRequest{Ref: ItemRef{DB: "db", Coll: "c", PK: `["p"]`, HasPK: true}, Body: body, MaxItemCount: 4}
-	for {
-		res, err := e.QueryItems(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res.Rows() {
-			var id string
-			json.Unmarshal(r, &id)
-			paged = append(paged, id)
-		}
-		res.Body.Release()
-		if res.Continuation == "" {
-			break
-		}
-		req.Continuation = res.Continuation
-	}
+	paged := unquote(queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c", PK: `["p"]`, HasPK: true}, Body: body, MaxItemCount: 4}))
 	// The same ranking from a scan of the documents: a query vector
 	// that is not a constant keeps the engine from the stored vectors.
 	all, err := queryRows(e, "SELECT VALUE c.id FROM c ORDER BY VectorDistance(c.v, [0, 0 + 0])")
@@ -267,16 +250,11 @@ func TestVectorSearchApproximate(t *testing.T) {
 	})
 }
 
-// queryAcross runs a query over every partition of container c in one
-// page and returns its rows.
+// queryAcross runs a query over every partition of container c and
+// returns its rows.
 func queryAcross(t testing.TB, e *Engine, text string) []string {
 	t.Helper()
-	res, err := e.QueryItems(context.Background(), QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(text), MaxItemCount: -1, CrossPartition: true, RangeID: "0"})
-	if err != nil {
-		t.Fatalf("%s: %v", text, err)
-	}
-	defer res.Body.Release()
-	return stringRows(res.Rows())
+	return queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody(text), MaxItemCount: -1, CrossPartition: true, RangeID: "0"})
 }
 
 // sortedNumbers reports whether rows of JSON numbers ascend.

@@ -10,18 +10,7 @@ import (
 // by these expressions), and queries whose results the SDK cannot fuse
 // have none.
 func TestHybridSearch(t *testing.T) {
-	plan := func(text string) *Plan {
-		t.Helper()
-		q, err := Parse(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := q.Bind(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	plan := func(text string) *Plan { return mustPlan(t, text) }
 	info, ok := plan("SELECT TOP 10 * FROM c ORDER BY RANK FullTextScore(c.text, 'swim', 'run')").HybridSearch()
 	if !ok || len(info.ComponentQueryInfos) != 1 || !info.RequiresGlobalStatistics || *info.Take != 10 || info.Skip != nil {
 		t.Fatalf("%+v", info)

@@ -20,6 +20,7 @@
 package ann
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -325,7 +326,7 @@ func (x *Index) linkOnce(s *scratch, from, to uint32, dist float32, l int) (next
 		cands = append(cands, candidate{list.dists[i], id})
 	}
 	cands = append(cands, candidate{dist, to})
-	slices.SortFunc(cands, func(a, b candidate) int { return cmpDist(a.dist, b.dist) })
+	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.dist, b.dist) })
 	s.pruning = cands
 	s.shrink = x.selectNeighbours(s.shrink[:0], cands, limit)
 	list.ids, list.dists = list.ids[:0], list.dists[:0]
@@ -454,7 +455,7 @@ func (x *Index) greedy(s *scratch, q []float32, cur uint32, curDist float32, l i
 // result, nearest first, is in s's storage.
 func (x *Index) searchLayer(s *scratch, q []float32, entries []candidate, ef, l int, liveOnly bool) []candidate {
 	s.startVisit(x)
-	s.candidates, s.best = s.candidates[:0], s.best[:0]
+	s.candidates, s.best = s.candidates[:0], farthestFirst{s.best.h[:0]}
 	for _, e := range entries {
 		if s.visit(e.id) {
 			continue
@@ -462,14 +463,14 @@ func (x *Index) searchLayer(s *scratch, q []float32, entries []candidate, ef, l 
 		s.candidates.push(e)
 		if !liveOnly || x.live(e.id) {
 			s.best.push(e)
-			if len(s.best) > ef {
+			if s.best.len() > ef {
 				s.best.pop()
 			}
 		}
 	}
 	for len(s.candidates) > 0 {
 		c := s.candidates.pop()
-		if len(s.best) >= ef && c.dist > s.best.worst() {
+		if s.best.len() >= ef && c.dist > s.best.worst() {
 			break
 		}
 		for _, id := range x.neighbourIDs(s, c.id, l) {
@@ -477,11 +478,11 @@ func (x *Index) searchLayer(s *scratch, q []float32, entries []candidate, ef, l 
 				continue
 			}
 			d := x.distance(q, x.vector(id))
-			if len(s.best) < ef || d < s.best.worst() {
+			if s.best.len() < ef || d < s.best.worst() {
 				s.candidates.push(candidate{d, id})
 				if !liveOnly || x.live(id) {
 					s.best.push(candidate{d, id})
-					if len(s.best) > ef {
+					if s.best.len() > ef {
 						s.best.pop()
 					}
 				}
@@ -574,16 +575,6 @@ func (x *Index) randomLevel() int {
 func packEntry(id uint32, level int) uint64 { return uint64(level+1)<<32 | uint64(id) }
 func entryID(ep uint64) uint32              { return uint32(ep) }
 func entryLevel(ep uint64) int              { return int(ep>>32) - 1 }
-
-func cmpDist(a, b float32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // scratch is one Add's or Search's working memory, pooled so that a
 // search allocates only its result.
