@@ -13,6 +13,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/engine/vector"
+	"github.com/ebbdb/ebb/internal/engine/vector/ann"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -171,7 +172,7 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 		if err != nil {
 			return err
 		}
-		ranker := query.NewVectorRanker(s.fn, s.order.Query)
+		ranker := newVectorRanker(s.fn, s.order.Query)
 		items := s.items(r)
 		// Items ranked well before after's are before it: skip them.
 		skipBelow := math.Inf(-1)
@@ -246,22 +247,18 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 // the one the graph orders by, a scope of one partition (ranked exactly
 // from its own few items), a stored procedure's snapshot, or a graph
 // still catching up.
-func (s *vectorSource) approximate(set *vectorSet, ranker *query.VectorRanker) ([]rankedVector, bool) {
+func (s *vectorSource) approximate(set *vectorSet, ranker *vectorRanker) ([]rankedVector, bool) {
 	ix, ok := vector.Approximate(s.c.vectorIndexes, s.order.Path)
 	if !ok || s.order.BruteForce || s.fn != s.c.vectors.Embeddings[s.path].DistanceFunction ||
 		!bytes.Equal(s.prefix, keyspace.CollPrefix(keyspace.Doc, s.c.rid)) || s.store != s.e.store {
 		return nil, false
 	}
-	q := make([]float32, len(s.order.Query))
-	for i, x := range s.order.Query {
-		q[i] = float32(x)
-	}
 	list := max(s.order.Want, 10) * s.order.SearchListMultiplier
-	return s.e.annIndexFor(s.c, s.path, ix).search(s.e, set, q, list, ranker.Rank)
+	return s.e.annIndexFor(s.c, s.path, ix).search(s.e, set, ranker.q, list, ranker.Rank)
 }
 
 // rank ranks the vectors of set in the source's scope.
-func (s *vectorSource) rank(set *vectorSet, ranker *query.VectorRanker) ([]rankedVector, error) {
+func (s *vectorSource) rank(set *vectorSet, ranker *vectorRanker) ([]rankedVector, error) {
 	scope := s.prefix
 	rankOf := func(key []byte, v []float32) (rankedVector, bool) {
 		if !bytes.HasPrefix(key, scope) {
@@ -299,6 +296,52 @@ func (s *vectorSource) rank(set *vectorSet, ranker *query.VectorRanker) ([]ranke
 		}
 	}
 	return slices.DeleteFunc(out, func(v rankedVector) bool { return math.IsNaN(v.rank) }), nil
+}
+
+// vectorRanker ranks stored vectors for one query vector by one distance
+// function: the key ORDER BY VectorDistance sorts by (the similarity
+// negated, the Euclidean distance as it is), most similar first. It
+// computes in float32 with the graph's loops (AVX2 where the processor
+// has it): a rank only decides the order the executor reads items in,
+// and the executor computes each distance it shows exactly, from the
+// item's JSON; float32 sums of a few thousand products differ from
+// float64 ones far less than rankTolerance.
+type vectorRanker struct {
+	fn    string
+	q     []float32
+	qnorm float64
+}
+
+func newVectorRanker(fn string, query []float64) *vectorRanker {
+	r := &vectorRanker{fn: fn, q: make([]float32, len(query))}
+	for i, x := range query {
+		r.q[i] = float32(x)
+	}
+	r.qnorm = math.Sqrt(float64(ann.Dot(r.q, r.q)))
+	return r
+}
+
+// Rank is a stored vector's key; ok is false when its distance is
+// undefined (another length, a zero vector under cosine), or when the
+// query has numbers beyond float32's range: the executor then orders
+// those items itself, in the last run.
+func (r *vectorRanker) Rank(v []float32) (float64, bool) {
+	if len(v) != len(r.q) || len(v) == 0 || math.IsInf(r.qnorm, 0) {
+		return 0, false
+	}
+	switch r.fn {
+	case vector.DotProduct:
+		return -float64(ann.Dot(v, r.q)), true
+	case vector.Euclidean:
+		return math.Sqrt(float64(ann.SquaredL2(v, r.q))), true
+	case vector.Cosine:
+		norm := math.Sqrt(float64(ann.Dot(v, v)))
+		if norm == 0 || r.qnorm == 0 {
+			return 0, false
+		}
+		return -float64(ann.Dot(v, r.q)) / (norm * r.qnorm), true
+	}
+	return 0, false
 }
 
 // vectorSet is the vectors of one embedding path of a container, in

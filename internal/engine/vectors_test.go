@@ -68,6 +68,15 @@ func TestVectorSearchPages(t *testing.T) {
 	if strings.Join(paged, ",") != strings.Join(unquote(all), ",") {
 		t.Fatalf("paged %v\n  one page %v", paged, all)
 	}
+	// A query vector beyond float32's range: the stored vectors cannot
+	// rank it, and the executor orders every item itself.
+	huge, err := queryRows(e, "SELECT VALUE c.id FROM c ORDER BY VectorDistance(c.v, [1e39, 3])")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scanned, _ := queryRows(e, "SELECT VALUE c.id FROM c ORDER BY VectorDistance(c.v, [1e39, 3 + 0])"); strings.Join(huge, ",") != strings.Join(scanned, ",") {
+		t.Fatalf("a query beyond float32:\n %v\n scanned %v", huge, scanned)
+	}
 	if err := e.CheckConsistency(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,14 @@ import "math"
 // sum), and slices whose lengths the compiler can see, so no element
 // access is bounds-checked.
 
+// Dot is the inner product of a and b, which have the same length, with
+// the index's own loops: an exact ranking uses them too.
+func Dot(a, b []float32) float32 { return dot(a, b) }
+
+// SquaredL2 is the squared Euclidean distance between a and b, which
+// have the same length, with the index's own loops.
+func SquaredL2(a, b []float32) float32 { return squaredL2(a, b) }
+
 // dotGeneric is the inner product of a and b, which have the same
 // length.
 func dotGeneric(a, b []float32) float32 {
