@@ -22,8 +22,9 @@ import (
 // EBB_BENCH_VECTORS says), exact (in one partition) and from the diskANN
 // graph (across partitions, with its recall@10 against exact), and top
 // 10 by FullTextScore over as many short texts, each beside a plain scan
-// of the same items (SELECT COUNT) for scale. The vectors are drawn
-// around 64 random centres, as embeddings cluster by topic.
+// of the same items (SELECT COUNT) for scale; and the exact top 10 of a
+// filter on one item in a hundred. The vectors are drawn around 64
+// random centres, as embeddings cluster by topic.
 func BenchmarkSearch(b *testing.B) {
 	const dims = 768
 	items := 10000
@@ -60,7 +61,7 @@ func BenchmarkSearch(b *testing.B) {
 			for range 8 {
 				t = append(t, words[rng.IntN(len(words))])
 			}
-			doc, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("d%05d", i), "pk": "p", "v": vector(), "t": strings.Join(t, " ")})
+			doc, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("d%05d", i), "pk": "p", "n": i % 100, "v": vector(), "t": strings.Join(t, " ")})
 			ops = append(ops, `{"operationType":"Create","resourceBody":`+string(doc)+`}`)
 		}
 		if _, err := e.ExecuteBatch(ctx, ref, []byte("["+strings.Join(ops, ",")+"]"), BatchOptions{Atomic: true}); err != nil {
@@ -94,6 +95,11 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	b.Run("vector-top10-exact", func(b *testing.B) { searches(b, vectorQuery) })
 	b.Run("vector-top10-diskann", func(b *testing.B) { approximateSearches(b, e, vector) })
+	// A filter on one item in a hundred, which the range index serves,
+	// and the same filter where no index can (c.n + 0).
+	filtered := "SELECT TOP 10 c.id FROM c WHERE c.n = 7 ORDER BY VectorDistance(c.v, " + string(q) + ")"
+	b.Run("vector-top10-filtered", func(b *testing.B) { run(b, filtered, 10) })
+	b.Run("vector-top10-filtered-unindexed", func(b *testing.B) { run(b, strings.Replace(filtered, "c.n =", "c.n + 0 =", 1), 10) })
 	// afterAWrite measures searches that each follow a write: what is in
 	// memory takes in the item written, not all of them again.
 	afterAWrite := func(b *testing.B, query string, doc func() map[string]any) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/index"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/engine/vector"
 	"github.com/ebbdb/ebb/internal/engine/vector/ann"
@@ -116,6 +117,7 @@ func deleteVectors(w storage.Writer, c *container, key []byte) error {
 // then those without a vector (or whose distance is undefined).
 type vectorSource struct {
 	*docSource
+	plan  *query.Plan
 	path  byte
 	order query.VectorOrder
 	fn    string
@@ -139,7 +141,7 @@ func vectorSourceFor(plan *query.Plan, src *docSource) *vectorSource {
 			if fn == "" {
 				fn = e.DistanceFunction
 			}
-			return &vectorSource{docSource: src, path: byte(i), order: vo, fn: fn}
+			return &vectorSource{docSource: src, plan: plan, path: byte(i), order: vo, fn: fn}
 		}
 	}
 	return nil
@@ -218,6 +220,28 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 			}
 			return false, nil
 		}
+		if ranked, unranked, ok := s.filtered(set, ranker); ok {
+			// Only these items can pass the WHERE: the ranked ones, then
+			// those without a rank.
+			if stop, err := emit(ranked); stop || err != nil {
+				return err
+			}
+			last := binary.BigEndian.AppendUint64(nil, run+1)
+			for _, key := range unranked {
+				stop := false
+				err := items.lend(key, func(it storedItem, visible bool) error {
+					stop = visible && !yield(last, false, key, it.doc)
+					return nil
+				})
+				if err != nil && !errors.Is(err, storage.ErrNotFound) {
+					return err
+				}
+				if stop {
+					break
+				}
+			}
+			return nil
+		}
 		if candidates, ok := s.approximate(set, ranker); ok {
 			if stop, err := emit(candidates); stop || err != nil {
 				return err
@@ -239,6 +263,39 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 			return yielded[string(key)] || yield(last, false, key, it.doc)
 		})
 	})
+}
+
+// filtered ranks only the items an index says can pass the WHERE (a
+// sargable term such as c.tenant = @t), when it names few of the
+// container's items: a selective filter then ranks exactly its own
+// items, where the executor would read the container's most similar
+// items until enough of them pass. ok is false when no index serves
+// the WHERE or it names more than a twentieth of the items; unranked
+// are the named items without a vector.
+func (s *vectorSource) filtered(set *vectorSet, ranker *vectorRanker) (ranked []rankedVector, unranked [][]byte, ok bool) {
+	ix, _, err := index.SourceFor(s.ctx, s.indexQuery(), s.plan, 0)
+	if err != nil || ix == nil {
+		return nil, nil, false
+	}
+	limit := max(len(set.keys)/20, 100)
+	var keys [][]byte
+	err = ix.Scan(nil, func(key, _ []byte) bool {
+		keys = append(keys, bytes.Clone(key))
+		return len(keys) <= limit
+	})
+	if err != nil || len(keys) > limit {
+		return nil, nil, false
+	}
+	for _, key := range keys {
+		if v := set.lookup(key); v != nil {
+			if rank, ok := ranker.Rank(v); ok {
+				ranked = append(ranked, rankedVector{key: key, rank: rank})
+				continue
+			}
+		}
+		unranked = append(unranked, key)
+	}
+	return ranked, unranked, true
 }
 
 // approximate returns the candidates of the path's diskANN index for the
