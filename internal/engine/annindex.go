@@ -46,7 +46,6 @@ type annIndex struct {
 	path    string
 	dims    int
 	metric  ann.Metric
-	fn      string // the embedding's distance function, which the graph orders by
 	cfg     ann.Config
 	graph   *ann.Index
 	keys    [][]byte            // item key by graph id
@@ -77,7 +76,7 @@ func (e *Engine) annIndexFor(c *container, path byte, ix vector.Index) *annIndex
 	if ix.IndexingSearchListSize != nil {
 		cfg.EfConstruction = *ix.IndexingSearchListSize
 	}
-	a := &annIndex{label: c.label(), path: emb.Path, dims: emb.Dimensions, metric: annMetric(emb.DistanceFunction), fn: emb.DistanceFunction, cfg: cfg}
+	a := &annIndex{label: c.label(), path: emb.Path, dims: emb.Dimensions, metric: annMetric(emb.DistanceFunction), cfg: cfg}
 	a.reset()
 	if e.anns == nil {
 		e.anns = map[annKey]*annIndex{}

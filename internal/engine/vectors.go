@@ -417,10 +417,15 @@ type vectorSet struct {
 	// since base keeps its old vector in keys and data: the search skips
 	// it when it finds the item gone.
 	delta map[string][]float32
-	// byKey is the position of each key in keys, made by the first
-	// lookup.
-	byKeyOnce sync.Once
-	byKey     map[string]int
+	// positions finds a key in keys; the sets that share keys share it.
+	positions *keyPositions
+}
+
+// keyPositions is the position of each key of a set's keys, made by
+// the first lookup.
+type keyPositions struct {
+	once sync.Once
+	m    map[string]int
 }
 
 func (v *vectorSet) vector(i int) []float32 { return v.data[i*v.dims : (i+1)*v.dims] }
@@ -445,13 +450,14 @@ func (v *vectorSet) lookup(key []byte) []float32 {
 	if vec, changed := v.delta[string(key)]; changed {
 		return vec
 	}
-	v.byKeyOnce.Do(func() {
-		v.byKey = make(map[string]int, len(v.keys))
+	p := v.positions
+	p.once.Do(func() {
+		p.m = make(map[string]int, len(v.keys))
 		for i, k := range v.keys {
-			v.byKey[string(k)] = i
+			p.m[string(k)] = i
 		}
 	})
-	if i, ok := v.byKey[string(key)]; ok {
+	if i, ok := p.m[string(key)]; ok {
 		return v.vector(i)
 	}
 	return nil
@@ -500,7 +506,7 @@ func (e *Engine) vectorSet(r storage.Reader, c *container, path byte, m *workMet
 // readVectorSet reads every vector of c at embedding path number path in
 // snapshot r, whose container state is st, within m.
 func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collState, m *workMeter) (*vectorSet, error) {
-	set := &vectorSet{lsn: st.lsn, base: st.lsn, dims: dims}
+	set := &vectorSet{lsn: st.lsn, base: st.lsn, dims: dims, positions: &keyPositions{}}
 	if n := st.items; n > 0 && n*int64(dims) <= maxCachedFloats {
 		set.keys = make([][]byte, 0, n)
 		set.data = make([]float32, 0, n*int64(dims))
@@ -523,7 +529,7 @@ func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collS
 // catchUp is set with the items written after it up to lsn: those the
 // latest-version index names from set.lsn on, read again within m.
 func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn uint64, m *workMeter) (*vectorSet, error) {
-	next := vectorSet{lsn: lsn, base: set.base, dims: set.dims, keys: set.keys, data: set.data}
+	next := vectorSet{lsn: lsn, base: set.base, dims: set.dims, keys: set.keys, data: set.data, positions: set.positions}
 	next.delta = make(map[string][]float32, len(set.delta))
 	for k, v := range set.delta {
 		next.delta[k] = v
