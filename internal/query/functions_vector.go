@@ -254,4 +254,3 @@ func isConstant(e Expr) bool {
 	})
 	return constant
 }
-

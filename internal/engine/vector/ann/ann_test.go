@@ -295,8 +295,11 @@ func TestConcurrent(t *testing.T) {
 					return
 				}
 				x.Add(uint32(i), ds.vectors[i])
-				if i%10 == 5 {
-					x.Delete(uint32(i - 5))
+				if i%10 == 0 {
+					// Its own add has returned: deleting an id that
+					// another goroutine is still adding would be a
+					// no-op, as Delete documents.
+					x.Delete(uint32(i))
 				}
 			}
 		})
