@@ -675,6 +675,9 @@ func removeItem(w storage.Writer, c *container, st *collState, now int64, logged
 	if err := deleteTextEntry(w, c, v.key); err != nil {
 		return err
 	}
+	if err := recordGone(w, c, st.lsn, v.key); err != nil {
+		return err
+	}
 	if err := index.Remove(w, c.indexTarget(), v.pkEnc, v.id, v.doc); err != nil {
 		return err
 	}

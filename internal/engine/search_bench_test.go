@@ -124,6 +124,21 @@ func BenchmarkSearch(b *testing.B) {
 	b.Run("fulltext-top10-after-a-write", func(b *testing.B) {
 		afterAWrite(b, textQuery, func() map[string]any { return map[string]any{"t": "vector ranking index"} })
 	})
+	// Each ranking after a delete, which the index takes in from the log
+	// of removals rather than being read whole again.
+	b.Run("fulltext-top10-after-a-delete", func(b *testing.B) {
+		allRows(b, e, ref, textQuery)
+		n := 0
+		for b.Loop() {
+			if _, err := e.DeleteItem(ctx, ItemRef{DB: "db", Coll: "c", ID: fmt.Sprintf("d%05d", n), PK: `["p"]`, HasPK: true}, ""); err != nil {
+				b.Fatal(err)
+			}
+			n++
+			if rows := allRows(b, e, ref, textQuery); rows != 10 {
+				b.Fatalf("%d rows", rows)
+			}
+		}
+	})
 	b.Run("fulltext-top10", func(b *testing.B) { searches(b, textQuery) })
 	// A FullTextContains filter of a term in about two items in five, from
 	// the index and (the term not a constant) by a scan.

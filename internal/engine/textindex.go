@@ -157,12 +157,11 @@ func deleteTextEntry(w storage.Writer, c *container, key []byte) error {
 
 // textIndex is the inverted index of one path of a container, as of
 // the container state lsn. It was read whole at base; the items written
-// since (upserts: the latest-version index names them) are added by
-// catchUp, which appends their new versions to docs, marks their old
-// ones dead and keeps their postings apart, so that a later version
-// shares the first one's arrays. A delete is not in the latest-version
-// index: the container's item count, which no longer adds up, makes the
-// index be read whole again.
+// and removed since (changesSince) are taken in by catchUp, which
+// appends their new versions to docs, marks their old ones dead and
+// keeps their postings apart, so that a later version shares the first
+// one's arrays. When the container's item count does not add up (a
+// removal the log no longer holds), the index is read whole again.
 type textIndex struct {
 	lsn, base uint64
 	// items is the container's item count at lsn.
@@ -172,8 +171,9 @@ type textIndex struct {
 	postings map[string][]posting // of the docs read at base
 	added    map[string][]posting // of the docs added since
 	// at is the docs index of each item key at base; addedAt of those
-	// added since. present says whether each key written since base is
-	// stored (with or without text); stored, every key stored at base.
+	// added since. present says whether each key written or removed
+	// since base is stored (with or without text); stored, every key
+	// stored at base.
 	at, addedAt map[string]int32
 	present     map[string]bool
 	stored      map[string]bool
@@ -343,23 +343,19 @@ func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st col
 		next.added, next.addedAt, next.present = map[string][]posting{}, map[string]int32{}, map[string]bool{}
 	}
 	items := ix.items
-	docPrefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
-	it := r.Scan(keyspace.LatestKey(c.rid, ix.lsn+1), keyspace.LatestKey(c.rid, st.lsn+1), false)
-	defer it.Close()
 	counts := map[string]int32{}
-	for it.Next() {
-		if err := m.step(); err != nil {
-			return nil, err
-		}
-		key := append(slices.Clip(docPrefix), it.Value()...)
-		was, ok := ix.present[string(key)]
+	err := changesSince(r, c, ix.lsn+1, st.lsn, m, func(key []byte, gone bool) error {
+		was, ok := next.present[string(key)]
 		if !ok {
 			was = ix.stored[string(key)]
 		}
-		if !was {
+		switch {
+		case was && gone:
+			items--
+		case !was && !gone:
 			items++
 		}
-		next.present[string(key)] = true
+		next.present[string(key)] = !gone
 		// Its earlier version, if the index holds one, is dead.
 		if i, ok := next.addedAt[string(key)]; ok {
 			next.dead[i] = true
@@ -367,12 +363,12 @@ func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st col
 			next.dead[i] = true
 		}
 		delete(next.addedAt, string(key))
-		d, ok, err := textDocAt(r, c, key, nil, path, counts)
-		if err != nil {
-			return nil, err
+		if gone {
+			return nil
 		}
-		if !ok {
-			continue
+		d, ok, err := textDocAt(r, c, key, nil, path, counts)
+		if err != nil || !ok {
+			return err
 		}
 		i := int32(len(next.docs))
 		next.docs = append(next.docs, d)
@@ -381,12 +377,13 @@ func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st col
 		for w, n := range counts {
 			next.added[w] = append(slices.Clip(next.added[w]), posting{doc: i, tf: n})
 		}
-	}
-	if err := it.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if items != st.items {
-		return nil, nil // an item was deleted: read the index whole
+		return nil, nil // a removal the log no longer holds: read the index whole
 	}
 	return &next, nil
 }

@@ -136,6 +136,21 @@ func TestFullTextIndex(t *testing.T) {
 		}
 	}
 	check("after a delete")
+	// A removal is taken in from the log of removals, as a write is
+	// from the latest-version index: the index is not read whole again.
+	e.textIndexes = newSizedCache[textIndexKey, *textIndex](maxCachedTextDocs)
+	check("read whole")
+	ixKey := textIndexKey{e.catalogSnapshot().dbs["db"].colls["ix"].rid, "/t"}
+	before, _ := e.textIndexes.get(ixKey)
+	for _, c := range []string{"ix", "scan"} {
+		if _, err := e.DeleteItem(context.Background(), ItemRef{DB: "db", Coll: c, ID: "d07", PK: `["p1"]`, HasPK: true}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after another delete")
+	if after, _ := e.textIndexes.get(ixKey); after.base != before.base || after.lsn == before.lsn {
+		t.Fatalf("a delete made the index be read whole (base %d, then %d)", before.base, after.base)
+	}
 	for i := range 8 {
 		put(fmt.Sprintf(`{"id":"d%02d","pk":"p%d","t":"quick search %d"}`, 20+i, i%2, i))
 	}

@@ -526,33 +526,34 @@ func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collS
 	return set, it.Err()
 }
 
-// catchUp is set with the items written after it up to lsn: those the
-// latest-version index names from set.lsn on, read again within m.
+// catchUp is set with the items written and removed after it up to
+// lsn (changesSince), read within m.
 func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn uint64, m *workMeter) (*vectorSet, error) {
 	next := vectorSet{lsn: lsn, base: set.base, dims: set.dims, keys: set.keys, data: set.data, positions: set.positions}
 	next.delta = make(map[string][]float32, len(set.delta))
 	for k, v := range set.delta {
 		next.delta[k] = v
 	}
-	docPrefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
-	it := r.Scan(keyspace.LatestKey(c.rid, set.lsn+1), keyspace.LatestKey(c.rid, lsn+1), false)
-	defer it.Close()
-	for it.Next() {
-		if err := m.step(); err != nil {
-			return nil, err
+	err := changesSince(r, c, set.lsn+1, lsn, m, func(docKey []byte, gone bool) error {
+		if gone {
+			next.delta[string(docKey)] = nil
+			return nil
 		}
-		docKey := append(slices.Clip(docPrefix), it.Value()...)
 		b, err := r.Get(keyspace.VecKey(c.rid, path, docKey))
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			next.delta[string(docKey)] = nil
 		case err != nil:
-			return nil, err
+			return err
 		default:
 			next.delta[string(docKey)] = decodeVector(b, set.dims)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return &next, it.Err()
+	return &next, nil
 }
 
 // decodeVector reads a stored vector of dims float32s; nil when it has

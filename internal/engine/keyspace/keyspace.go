@@ -37,6 +37,7 @@ import (
 //	CatPerm   0x1B <user-rid:8> <perm-id>                permission resource JSON (without _token); a user's _rid starts with its database's
 //	Vec       0x1C <coll-rid:8> <path#:1> <pk> <id>      the item's vector at the container's embedding path number path#: float32s, little-endian
 //	Txt       0x1D <coll-rid:8> <pk> <id>                the item's full-text entry: its header, and per fullTextPolicy path its analyzed length and terms (engine/textindex.go)
+//	Gone      0x1E <coll-rid:8> <lsn:uint64>             <pk> <id> of the item removed at lsn, in a container with a vector or full-text policy (engine/gone.go)
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -83,11 +84,12 @@ const (
 	CatPerm   = 0x1B
 	Vec       = 0x1C
 	Txt       = 0x1D
+	Gone      = 0x1E
 )
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script, Vec, Txt}
+var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script, Vec, Txt, Gone}
 
 // ScriptPrefix is the prefix of a container's scripts of one kind.
 func ScriptPrefix(rid [8]byte, kind byte) []byte {
@@ -255,6 +257,11 @@ func DecodeExpiry(key []byte, pkLen int) (ExpiryEntry, error) {
 // at lsn; its value is the item's key after the doc prefix (<pk> <id>).
 func LatestKey(rid [8]byte, lsn uint64) []byte {
 	return keys.AppendUint64(collPrefix(Latest, rid, collPrefixLen+8), lsn)
+}
+
+// GoneKey is the record of the item removed at lsn.
+func GoneKey(rid [8]byte, lsn uint64) []byte {
+	return keys.AppendUint64(collPrefix(Gone, rid, collPrefixLen+8), lsn)
 }
 
 // LogKey is the change-log record written at lsn.
