@@ -545,7 +545,7 @@ func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte, hybrid
 	if err != nil {
 		return nil, err
 	}
-	if info, ok := plan.HybridSearch(); ok && hybrid {
+	if info, ok := plan.HybridSearch(c.text.Covers); ok && hybrid {
 		b, _ := json.Marshal(map[string]any{
 			"partitionedQueryExecutionInfoVersion": 2,
 			"hybridSearchQueryInfo":                info,

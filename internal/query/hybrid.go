@@ -52,9 +52,11 @@ const componentTop = 12
 
 // HybridSearch returns the plan's hybridSearchQueryInfo: for ORDER BY
 // RANK over the whole item (no JOIN, GROUP BY, DISTINCT or aggregate)
-// projecting the item or an object. ok is false for anything else, which
-// the SDK then passes through to be ranked by the range that serves it.
-func (p *Plan) HybridSearch() (info HybridSearchQueryInfo, ok bool) {
+// projecting the item or an object, whose FullTextScores read paths
+// analyzed says are in the container's fullTextPolicy. ok is false for
+// anything else, which the SDK then passes through to be ranked by the
+// range that serves it.
+func (p *Plan) HybridSearch(analyzed func(path string) bool) (info HybridSearchQueryInfo, ok bool) {
 	s := p.q.stmt
 	if len(s.OrderBy) != 1 || !s.OrderBy[0].Rank || len(s.From) != 1 || s.From[0].In ||
 		s.Distinct || len(s.GroupBy) > 0 || len(s.aggs) > 0 {
@@ -100,6 +102,9 @@ func (p *Plan) HybridSearch() (info HybridSearchQueryInfo, ok bool) {
 			ascending[i] = p.planVectorFunction(c, call) == "euclidean"
 			scores[i] = b.String()
 			continue
+		}
+		if sc, _ := call.cache.(searchCall); sc.path == "" || !analyzed(sc.path) {
+			return HybridSearchQueryInfo{}, false // scored unanalyzed, as only the range can
 		}
 		path := formatExpr(call.Args[0])
 		paths[path] = true

@@ -11,7 +11,8 @@ import (
 // have none.
 func TestHybridSearch(t *testing.T) {
 	plan := func(text string) *Plan { return mustPlan(t, text) }
-	info, ok := plan("SELECT TOP 10 * FROM c ORDER BY RANK FullTextScore(c.text, 'swim', 'run')").HybridSearch()
+	analyzed := func(path string) bool { return path != "/plain" }
+	info, ok := plan("SELECT TOP 10 * FROM c ORDER BY RANK FullTextScore(c.text, 'swim', 'run')").HybridSearch(analyzed)
 	if !ok || len(info.ComponentQueryInfos) != 1 || !info.RequiresGlobalStatistics || *info.Take != 10 || info.Skip != nil {
 		t.Fatalf("%+v", info)
 	}
@@ -32,7 +33,7 @@ func TestHybridSearch(t *testing.T) {
 		t.Fatalf("global statistics query\n got %s\nwant %s", info.GlobalStatisticsQuery, want)
 	}
 
-	info, ok = plan("SELECT c.id FROM c ORDER BY RANK RRF(VectorDistance(c.v, [1, 2], false, {'distanceFunction': 'euclidean'}), FullTextScore(c.a, 'x'), FullTextScore(c.b, 'y'), [1, 0.5, 2]) OFFSET 1 LIMIT 2").HybridSearch()
+	info, ok = plan("SELECT c.id FROM c ORDER BY RANK RRF(VectorDistance(c.v, [1, 2], false, {'distanceFunction': 'euclidean'}), FullTextScore(c.a, 'x'), FullTextScore(c.b, 'y'), [1, 0.5, 2]) OFFSET 1 LIMIT 2").HybridSearch(analyzed)
 	if !ok || len(info.ComponentQueryInfos) != 3 || *info.Skip != 1 || *info.Take != 2 || len(info.ComponentWeights) != 3 || info.ComponentWeights[1] != 0.5 {
 		t.Fatalf("%+v", info)
 	}
@@ -48,8 +49,9 @@ func TestHybridSearch(t *testing.T) {
 		"SELECT TOP 10 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, 'swim')",
 		"SELECT TOP 10 c.id FROM c JOIN t IN c.tags ORDER BY RANK FullTextScore(c.text, 'swim')",
 		"SELECT TOP 10 c.id FROM c ORDER BY c.id",
+		"SELECT TOP 10 c.id FROM c ORDER BY RANK FullTextScore(c.plain, 'swim')",
 	} {
-		if _, ok := plan(text).HybridSearch(); ok {
+		if _, ok := plan(text).HybridSearch(analyzed); ok {
 			t.Errorf("%s: a hybrid-search section", text)
 		}
 	}
