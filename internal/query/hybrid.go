@@ -79,6 +79,9 @@ func (p *Plan) HybridSearch(analyzed func(path string) bool) (info HybridSearchQ
 				}
 				info.ComponentWeights = append(info.ComponentWeights, w.num)
 			}
+			if len(info.ComponentWeights) != len(comps) {
+				return HybridSearchQueryInfo{}, false // one weight per score, or the SDK has none to give
+			}
 		}
 	}
 	// Each score's text, with the statistics as placeholders, and the
