@@ -18,7 +18,8 @@ func (g *Gateway) postItems(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case header(r.Header, "X-Ms-Cosmos-Is-Query-Plan-Request") != "":
-		hybrid := slices.Contains(strings.Split(header(r.Header, "X-Ms-Cosmos-Supported-Query-Features"), ","), "HybridSearch")
+		hybrid := slices.ContainsFunc(strings.Split(header(r.Header, "X-Ms-Cosmos-Supported-Query-Features"), ","),
+			func(f string) bool { return strings.TrimSpace(f) == "HybridSearch" })
 		plan, err := g.eng.QueryPlan(r.Context(), itemRef(r), body, hybrid)
 		if err != nil {
 			return err
