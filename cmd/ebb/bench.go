@@ -132,6 +132,7 @@ func runSearchBench(args []string) error {
 	dims := fs.Int("dimensions", 768, "the vectors' dimensions")
 	queries := fs.Int("queries", 50, "searches of each kind")
 	memory := fs.Bool("memory", false, "run Ebb on in-memory storage instead of durable Pebble")
+	store := fs.String("store", "", "run Ebb on this postgres:// database (an empty one) instead of Pebble")
 	tempDir := fs.String("temp-dir", "", "directory for Ebb's data (default: the system temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return err // main answers flag.ErrHelp with status 0
@@ -141,7 +142,7 @@ func runSearchBench(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := bench.RunSearch(ctx, bench.SearchOptions{Items: *items, Dims: *dims, Queries: *queries, Memory: *memory, TempDir: *tempDir, Progress: os.Stderr})
+	rep, err := bench.RunSearch(ctx, bench.SearchOptions{Items: *items, Dims: *dims, Queries: *queries, Memory: *memory, Store: *store, TempDir: *tempDir, Progress: os.Stderr})
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,11 @@ import (
 type SearchOptions struct {
 	Items, Dims, Queries int
 	Memory               bool
-	TempDir              string
-	Progress             io.Writer
+	// Store, if set, is the postgres:// database (an empty one) Ebb runs
+	// on instead of Pebble.
+	Store    string
+	TempDir  string
+	Progress io.Writer
 }
 
 // SearchReport is what RunSearch measured.
@@ -53,8 +56,10 @@ type SearchReport struct {
 // RunSearch runs the search benchmark on a fresh in-process Ebb.
 func RunSearch(ctx context.Context, opts SearchOptions) (SearchReport, error) {
 	rep := SearchReport{Machine: ThisMachine(), Storage: storageName(opts.Memory), Items: opts.Items, Dims: opts.Dims, Queries: opts.Queries}
-	cfg := server.Config{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler), Memory: opts.Memory}
-	if !opts.Memory {
+	cfg := server.Config{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler), Memory: opts.Memory, Store: opts.Store}
+	if opts.Store != "" {
+		rep.Storage = "PostgreSQL"
+	} else if !opts.Memory {
 		dir, err := os.MkdirTemp(opts.TempDir, "ebb-searchbench-*")
 		if err != nil {
 			return rep, err
