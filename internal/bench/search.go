@@ -17,6 +17,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/server"
 )
@@ -119,8 +120,9 @@ func RunSearch(ctx context.Context, opts SearchOptions) (SearchReport, error) {
 		return v
 	}
 	words := strings.Fields("search engine vector index query ranking score document text token stem word corpus relevance retrieval")
+	sys := clock.NewSystem()
 	progress("search: writing %d items of %d dimensions", opts.Items, opts.Dims)
-	start := time.Now()
+	start := sys.Elapsed()
 	for first := 0; first < opts.Items; first += 100 {
 		pk := fmt.Sprintf("p%d", (first/100)%16)
 		batch := container.NewTransactionalBatch(azcosmos.NewPartitionKeyString(pk))
@@ -140,10 +142,10 @@ func RunSearch(ctx context.Context, opts SearchOptions) (SearchReport, error) {
 			return rep, fmt.Errorf("search: a batch of items failed")
 		}
 	}
-	rep.IngestPerSecond = float64(opts.Items) / time.Since(start).Seconds()
+	rep.IngestPerSecond = float64(opts.Items) / (sys.Elapsed() - start).Seconds()
 
 	progress("search: waiting for the diskANN graph")
-	start = time.Now()
+	start = sys.Elapsed()
 	for {
 		built, err := eng.VectorIndexesBuilt(ctx, "search", "docs")
 		if err != nil {
@@ -155,12 +157,12 @@ func RunSearch(ctx context.Context, opts SearchOptions) (SearchReport, error) {
 		select {
 		case <-ctx.Done():
 			return rep, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-wait(sys, 50*time.Millisecond):
 		}
 	}
-	rep.GraphBuild = time.Since(start)
+	rep.GraphBuild = sys.Elapsed() - start
 
-	q := newRESTQuerier(srv.URL, "search", "docs")
+	q := newRESTQuerier(srv.URL, "search", "docs", sys)
 	defer q.close()
 	queries := make([]string, opts.Queries)
 	for i := range queries {
@@ -174,17 +176,17 @@ func RunSearch(ctx context.Context, opts SearchOptions) (SearchReport, error) {
 		if _, err := q.ids(ctx, text(0)); err != nil {
 			return Stats{}, nil, err
 		}
-		began := time.Now()
+		began := sys.Elapsed()
 		for i := range queries {
-			t0 := time.Now()
+			t0 := sys.Elapsed()
 			got, err := q.ids(ctx, text(i))
 			if err != nil {
 				return Stats{}, nil, err
 			}
-			rec.Add(time.Since(t0))
+			rec.Add(sys.Elapsed() - t0)
 			ids[i] = got
 		}
-		return rec.Stats(time.Since(began)), ids, nil
+		return rec.Stats(sys.Elapsed() - began), ids, nil
 	}
 	var exact, approx [][]string
 	if rep.Exact, exact, err = run("exact top 10", func(i int) string {
@@ -234,14 +236,15 @@ type restQuerier struct {
 	url, link string
 	client    *http.Client
 	verifier  *auth.Verifier
+	clock     clock.Clock // dates the signatures
 }
 
-func newRESTQuerier(endpoint, db, coll string) *restQuerier {
+func newRESTQuerier(endpoint, db, coll string, c clock.Clock) *restQuerier {
 	v, _ := auth.NewVerifier(auth.EmulatorKey)
 	return &restQuerier{
 		url: strings.TrimSuffix(endpoint, "/") + "/dbs/" + db + "/colls/" + coll + "/docs", link: "dbs/" + db + "/colls/" + coll,
 		client:   &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}},
-		verifier: v,
+		verifier: v, clock: c,
 	}
 }
 
@@ -254,7 +257,7 @@ func (q *restQuerier) ids(ctx context.Context, text string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	date := time.Now().UTC().Format(http.TimeFormat)
+	date := q.clock.Now().UTC().Format(http.TimeFormat)
 	req.Header.Set("Content-Type", "application/query+json")
 	req.Header.Set("x-ms-documentdb-isquery", "true")
 	req.Header.Set("x-ms-documentdb-query-enablecrosspartition", "true")
@@ -286,4 +289,10 @@ func (q *restQuerier) ids(ctx context.Context, text string) ([]string, error) {
 		ids[i] = d.ID
 	}
 	return ids, nil
+}
+
+// wait is a channel closed after d on clock c.
+func wait(c clock.Clock, d time.Duration) <-chan struct{} {
+	ch, _ := c.After(d)
+	return ch
 }
