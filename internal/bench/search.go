@@ -154,10 +154,11 @@ func RunSearch(ctx context.Context, opts SearchOptions) (SearchReport, error) {
 		if built {
 			break
 		}
+		tick, _ := sys.After(50 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			return rep, ctx.Err()
-		case <-wait(sys, 50*time.Millisecond):
+		case <-tick:
 		}
 	}
 	rep.GraphBuild = sys.Elapsed() - start
@@ -289,10 +290,4 @@ func (q *restQuerier) ids(ctx context.Context, text string) ([]string, error) {
 		ids[i] = d.ID
 	}
 	return ids, nil
-}
-
-// wait is a channel closed after d on clock c.
-func wait(c clock.Clock, d time.Duration) <-chan struct{} {
-	ch, _ := c.After(d)
-	return ch
 }
