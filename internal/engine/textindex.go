@@ -554,12 +554,17 @@ func (s *textFilterSource) Scan(after []byte, yield func(key, doc []byte) bool) 
 		return query.ErrBadContinuation
 	}
 	return s.store.View(s.ctx, func(r storage.Reader) error {
-		ix, err := s.e.textIndexOf(r, s.c, s.filter.Path, s.meter("reading the container's full-text index of "+s.filter.Path))
+		m := s.meter("reading the container's full-text index of " + s.filter.Path)
+		ix, err := s.e.textIndexOf(r, s.c, s.filter.Path, m)
+		if err != nil {
+			return err
+		}
+		keys, err := ix.candidates(s.filter, s.prefix, m)
 		if err != nil {
 			return err
 		}
 		items := s.items(r)
-		for _, key := range ix.candidates(s.filter, s.prefix) {
+		for _, key := range keys {
 			if after != nil && bytes.Compare(key, after) <= 0 {
 				continue
 			}
@@ -583,18 +588,21 @@ func (s *textFilterSource) Scan(after []byte, yield func(key, doc []byte) bool) 
 
 // candidates are the keys, in order, of the live items in the scope of
 // prefix that hold every term of every phrase of f (with f.Any, of one
-// phrase).
-func (ix *textIndex) candidates(f query.FullTextFilter, prefix []byte) [][]byte {
+// phrase), walking the postings within m.
+func (ix *textIndex) candidates(f query.FullTextFilter, prefix []byte, m *workMeter) ([][]byte, error) {
 	// holding counts, per item, the terms of a phrase it holds.
-	holding := func(terms []string) map[int32]bool {
+	holding := func(terms []string) (map[int32]bool, error) {
 		terms = slices.Compact(slices.Sorted(slices.Values(terms)))
 		if len(terms) == 0 {
-			return nil
+			return nil, nil
 		}
 		count := map[int32]int{}
 		for _, t := range terms {
 			for _, ps := range ix.termPostings(t) {
 				for _, p := range ps {
+					if err := m.step(); err != nil {
+						return nil, err
+					}
 					if !ix.dead[p.doc] {
 						count[p.doc]++
 					}
@@ -607,23 +615,30 @@ func (ix *textIndex) candidates(f query.FullTextFilter, prefix []byte) [][]byte 
 				out[d] = true
 			}
 		}
-		return out
+		return out, nil
 	}
 	var docs map[int32]bool
 	if f.Any {
 		docs = map[int32]bool{}
 		for _, ph := range f.Phrases {
-			maps.Copy(docs, holding(ph))
+			held, err := holding(ph)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(docs, held)
 		}
 	} else {
 		var all []string
 		for _, ph := range f.Phrases {
 			if len(ph) == 0 {
-				return nil // a phrase of no terms matches nothing
+				return nil, nil // a phrase of no terms matches nothing
 			}
 			all = append(all, ph...)
 		}
-		docs = holding(all)
+		var err error
+		if docs, err = holding(all); err != nil {
+			return nil, err
+		}
 	}
 	out := make([][]byte, 0, len(docs))
 	for d := range docs {
@@ -632,5 +647,5 @@ func (ix *textIndex) candidates(f query.FullTextFilter, prefix []byte) [][]byte 
 		}
 	}
 	slices.SortFunc(out, bytes.Compare)
-	return out
+	return out, nil
 }

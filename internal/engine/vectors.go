@@ -220,10 +220,14 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 			}
 			return false, nil
 		}
-		if ranked, unranked, ok := s.filtered(set, ranker); ok {
+		named, unranked, ok, err := s.filtered(set, ranker)
+		if err != nil {
+			return err
+		}
+		if ok {
 			// Only these items can pass the WHERE: the ranked ones, then
 			// those without a rank.
-			if stop, err := emit(ranked); stop || err != nil {
+			if stop, err := emit(named); stop || err != nil {
 				return err
 			}
 			last := binary.BigEndian.AppendUint64(nil, run+1)
@@ -271,20 +275,27 @@ func (s *vectorSource) ScanOrdered(after []byte, yield func(run []byte, sorted b
 // items, where the executor would read the container's most similar
 // items until enough of them pass. ok is false when no index serves
 // the WHERE or it names more than a twentieth of the items; unranked
-// are the named items without a vector.
-func (s *vectorSource) filtered(set *vectorSet, ranker *vectorRanker) (ranked []rankedVector, unranked [][]byte, ok bool) {
+// are the named items without a vector. Reading the index past the
+// page budget is the error.
+func (s *vectorSource) filtered(set *vectorSet, ranker *vectorRanker) (ranked []rankedVector, unranked [][]byte, ok bool, err error) {
 	ix, _, err := index.SourceFor(s.ctx, s.indexQuery(), s.plan, 0)
 	if err != nil || ix == nil {
-		return nil, nil, false
+		return nil, nil, false, nil // an index that cannot serve: rank them all
 	}
 	limit := max(len(set.keys)/20, 100)
+	m := s.meter("reading the items the WHERE names from its index")
 	var keys [][]byte
+	var spent error
 	err = ix.Scan(nil, func(key, _ []byte) bool {
 		keys = append(keys, bytes.Clone(key))
-		return len(keys) <= limit
+		spent = m.step()
+		return len(keys) <= limit && spent == nil
 	})
+	if spent != nil {
+		return nil, nil, false, spent
+	}
 	if err != nil || len(keys) > limit {
-		return nil, nil, false
+		return nil, nil, false, nil
 	}
 	for _, key := range keys {
 		if v := set.lookup(key); v != nil {
@@ -295,7 +306,7 @@ func (s *vectorSource) filtered(set *vectorSet, ranker *vectorRanker) (ranked []
 		}
 		unranked = append(unranked, key)
 	}
-	return ranked, unranked, true
+	return ranked, unranked, true, nil
 }
 
 // approximate returns the candidates of the path's diskANN index for the

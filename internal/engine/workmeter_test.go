@@ -39,6 +39,7 @@ func TestSearchWorkBudget(t *testing.T) {
 		"SELECT TOP 3 c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])":                                      "reading the container's vectors",
 		"SELECT TOP 3 c.id FROM c ORDER BY RANK FullTextScore(c.t, 'fox')":                                   "reading the container's full-text index of /t",
 		"SELECT TOP 3 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'fox'), VectorDistance(c.v, [1, 0]))": "counting the full-text statistics",
+		"SELECT TOP 3 c.id FROM c WHERE FullTextContains(c.t, 'fox')":                                        "reading the container's full-text index of /t",
 	}
 	bounded := searchBudgetEngine(t, 300, Options{QueryPageBudget: 100 * time.Millisecond})
 	unbounded := searchBudgetEngine(t, 300, Options{QueryPageBudget: -1})
