@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -133,19 +132,5 @@ func BenchmarkScripts(b *testing.B) {
 // allRows runs a query over ref's partition to its last page and counts
 // the rows.
 func allRows(b *testing.B, e *Engine, ref ItemRef, text string) int {
-	body, _ := json.Marshal(map[string]string{"query": text})
-	req := QueryRequest{Ref: ref, Body: body, MaxItemCount: -1}
-	rows := 0
-	for {
-		res, err := e.QueryItems(context.Background(), req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rows += len(res.Rows())
-		res.Body.Release()
-		if res.Continuation == "" {
-			return rows
-		}
-		req.Continuation = res.Continuation
-	}
+	return len(queryPages(b, e, QueryRequest{Ref: ref, Body: queryBody(text), MaxItemCount: -1}))
 }

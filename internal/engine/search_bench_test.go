@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
-	"github.com/ebbdb/ebb/internal/engine/vector"
 )
 
 // BenchmarkSearch measures vector search and full-text ranking, through
@@ -205,16 +204,16 @@ func approximateSearches(b *testing.B, e *Engine, draw func() []float32) {
 		return queryAcross(b, e, "SELECT TOP 10 VALUE c.id FROM c ORDER BY VectorDistance(c.v, "+q+map[bool]string{true: ", true)", false: ")"}[exact])
 	}
 	wall := clock.NewSystem()
-	graph := e.annIndexFor(e.catalogSnapshot().dbs["db"].colls["c"], 0, vector.Index{})
 	for {
-		search(queries[0], false)
-		graph.mu.Lock()
-		built := graph.synced != nil && !graph.syncing
-		graph.mu.Unlock()
+		built, err := e.VectorIndexesBuilt(context.Background(), "db", "c")
+		if err != nil {
+			b.Fatal(err)
+		}
 		if built {
 			break
 		}
-		<-wallAfter(wall, 100*time.Millisecond)
+		tick, _ := wall.After(100 * time.Millisecond)
+		<-tick
 	}
 	build := wall.Elapsed()
 	found, want := 0, 0
@@ -241,10 +240,4 @@ func approximateSearches(b *testing.B, e *Engine, draw func() []float32) {
 	b.ReportMetric(float64(found)/float64(want), "recall@10")
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(build.Seconds(), "graph-build-s")
-}
-
-// wallAfter is a channel closed after d on clock c.
-func wallAfter(c clock.Clock, d time.Duration) <-chan struct{} {
-	ch, _ := c.After(d)
-	return ch
 }

@@ -85,7 +85,7 @@ func TestFullTextIndex(t *testing.T) {
 			if scanned {
 				where = strings.ReplaceAll(where, "(c.t, '", "(c.t, '' || '")
 			}
-			body, _ := json.Marshal(map[string]string{"query": "SELECT VALUE c.id FROM c WHERE " + where})
+			body := queryBody("SELECT VALUE c.id FROM c WHERE " + where)
 			ids = append(ids, "|")
 			ids = append(ids, unquote(queryPages(t, e, QueryRequest{Ref: ref, Body: body, MaxItemCount: pageSize, CrossPartition: true, RangeID: "0"}))...)
 		}
