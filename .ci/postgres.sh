@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL 15 cluster for Ebb's storage tests and
-# prints the line that points the tests at it:
+# prints the lines that point the tests at it (its URL, and the directory
+# of the server programs, for the tests that start servers of their own):
 #
 #   eval "$(.ci/postgres.sh)"     # start (or reuse) the cluster
 #   go test ./internal/storage/postgres/
@@ -12,7 +13,7 @@
 # is up prints the same line without touching it. When the server binaries
 # are missing it installs postgresql-15 with apt-get (Debian/Ubuntu).
 #
-# Only the export line goes to stdout; progress goes to stderr.
+# Only the export lines go to stdout; progress goes to stderr.
 set -euo pipefail
 
 dir="${EBB_PG_DIR:-${TMPDIR:-/tmp}/ebb-postgres}"
@@ -65,6 +66,7 @@ port_in_use() {
 
 url() {
 	echo "export EBB_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$1/$db?sslmode=disable"
+	echo "export EBB_TEST_POSTGRES_BINDIR=$bindir"
 }
 
 bindir="$(find_bindir)" || {

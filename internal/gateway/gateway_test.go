@@ -56,7 +56,7 @@ func TestClassify(t *testing.T) {
 		{"cancelled", context.Canceled, 408, "RequestTimeout", "The request was cancelled or timed out.", 0, 0},
 		{"deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), 408, "RequestTimeout", "The request was cancelled or timed out.", 0, 0},
 		{"body read timed out", fmt.Errorf("read body: %w", os.ErrDeadlineExceeded), 408, "RequestTimeout", "The request body did not arrive within the server's read timeout.", 0, 0},
-		{"storage outage", outage, 503, "ServiceUnavailable", engine.ErrStoreUnavailable.Message, 0, 0},
+		{"storage outage", outage, 503, "ServiceUnavailable", engine.ErrStoreUnavailable.Message, 0, time.Second},
 		{"unknown", errors.New("disk on fire"), 500, "InternalServerError", internal, 0, 0},
 	}
 	kinds := map[engine.Kind]bool{}

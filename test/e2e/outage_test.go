@@ -62,6 +62,10 @@ func TestDatabaseOutage(t *testing.T) {
 	if res.status != http.StatusServiceUnavailable || !strings.Contains(string(res.body), `"code":"ServiceUnavailable"`) {
 		t.Fatalf("read while the database is away: got %d %s, want 503 ServiceUnavailable", res.status, res.body)
 	}
+	// The SDKs wait x-ms-retry-after-ms before retrying.
+	if got := res.header.Get("x-ms-retry-after-ms"); got != "1000" {
+		t.Errorf("the 503 has x-ms-retry-after-ms %q, want 1000", got)
+	}
 	for _, secret := range pgCoordinates(t, url, proxy.URL(t, url)) {
 		if strings.Contains(string(res.body), secret) {
 			t.Errorf("the 503 body names the database's %q: %s", secret, res.body)

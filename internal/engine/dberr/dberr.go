@@ -87,7 +87,8 @@ func KindOf(status int) (Kind, bool) {
 type Error struct {
 	Kind    Kind
 	Message string
-	// RetryAfter is set for KindTooManyRequests.
+	// RetryAfter is set for KindTooManyRequests, and for KindUnavailable
+	// when a retry after that long may well succeed.
 	RetryAfter time.Duration
 	// SubStatus is Cosmos's x-ms-substatus, when it has one.
 	SubStatus int
@@ -133,7 +134,15 @@ func IsKind(err error, k Kind) bool {
 // cannot be reached. It names no cause: the driver's error holds the
 // database's user, host, port and name, which are the server's business;
 // the gateway logs them with the request's activity id instead.
-var ErrStoreUnavailable = &Error{Kind: KindUnavailable, Message: "The storage backend is unavailable right now; retry later."}
+//
+// It asks the client to retry after storeRetryAfter: the SDKs' retry
+// policies wait that long (x-ms-retry-after-ms) instead of their own
+// backoff, and a database failing over to its standby, or restarting,
+// is back within seconds. The Go SDK's three retries then span a
+// failover without the application seeing it.
+var ErrStoreUnavailable = &Error{Kind: KindUnavailable, Message: "The storage backend is unavailable right now; retry later.", RetryAfter: storeRetryAfter}
+
+const storeRetryAfter = time.Second
 
 // ClientError returns err as the client is to see it: an error from a
 // storage backend that cannot be reached right now becomes
