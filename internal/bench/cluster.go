@@ -9,13 +9,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/ebbdb/ebb/internal/server"
+	"github.com/ebbdb/ebb/internal/storage/postgres"
 )
 
 // The cluster benchmark measures Ebb on a shared PostgreSQL store: point
 // reads and upserts from eight concurrent clients spread over one or
 // more in-process nodes on the same database, next to one node on
-// durable Pebble on the same machine. Every node has its own client
+// durable Pebble on the same machine and to the same upserts written
+// straight to the database with pgx (the baseline). Every node has its own client
 // (its own connection), so requests really are spread.
 
 // ClusterOptions configure RunCluster.
@@ -37,12 +41,19 @@ type ClusterResult struct {
 	Storage      string
 	Nodes        int
 	Read, Upsert Stats
+	// Updates and Retries are the shared store's write transactions
+	// during the upserts and the attempts they made again after a
+	// conflict, summed over the nodes (zero on Pebble).
+	Updates, Retries uint64
 }
 
 // ClusterReport is what RunCluster measured.
 type ClusterReport struct {
 	Machine Machine
-	Results []ClusterResult
+	// Baseline is the same upserts written straight to PostgreSQL by
+	// pgx: the most a client of that database gets on this machine.
+	Baseline Stats
+	Results  []ClusterResult
 }
 
 // RunCluster runs the read-8 and upsert-8 workloads on durable Pebble
@@ -67,6 +78,13 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 		rep.Results = append(rep.Results, res)
 		return nil
 	}
+	if opts.Progress != nil {
+		fmt.Fprintln(opts.Progress, "cluster: PostgreSQL through pgx, the baseline")
+	}
+	var err error
+	if rep.Baseline, err = pgxBaseline(ctx, opts.Store, opts.Limit); err != nil {
+		return rep, fmt.Errorf("baseline: %w", err)
+	}
 	dir, err := os.MkdirTemp(opts.TempDir, "ebb-bench-cluster-*")
 	if err != nil {
 		return rep, err
@@ -88,6 +106,7 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 func runNodes(ctx context.Context, opts ClusterOptions, n int, cfg func(i int) server.Config) (ClusterResult, error) {
 	var res ClusterResult
 	var fixtures []*Fixture
+	var servers []*server.Server
 	var closers []func()
 	defer func() {
 		for _, c := range closers {
@@ -104,6 +123,7 @@ func runNodes(ctx context.Context, opts ClusterOptions, n int, cfg func(i int) s
 		if err != nil {
 			return res, err
 		}
+		servers = append(servers, srv)
 		client, closeIdle, err := NewClient(srv.URL)
 		if err != nil {
 			return res, err
@@ -117,7 +137,7 @@ func runNodes(ctx context.Context, opts ClusterOptions, n int, cfg func(i int) s
 		var f *Fixture
 		if i == 0 {
 			if f, err = NewFixture(ctx, client, dbID); err == nil {
-				err = f.Load(ctx, 1000, concurrentClients)
+				err = f.Load(ctx, clusterKeys, concurrentClients)
 			}
 		} else {
 			f, err = AttachFixture(client, dbID, fixtures[0])
@@ -134,23 +154,83 @@ func runNodes(ctx context.Context, opts ClusterOptions, n int, cfg func(i int) s
 	if res.Read, err = Measure(ctx, concurrentClients, opts.Limit, spread((*Fixture).Read)); err != nil {
 		return res, err
 	}
+	before := sharedStoreStats(servers)
 	res.Upsert, err = Measure(ctx, concurrentClients, opts.Limit, spread((*Fixture).Upsert))
+	after := sharedStoreStats(servers)
+	res.Updates, res.Retries = after.Updates-before.Updates, after.Retries-before.Retries
 	return res, err
+}
+
+// sharedStoreStats sums the shared-store counts of servers.
+func sharedStoreStats(servers []*server.Server) postgres.Stats {
+	var sum postgres.Stats
+	for _, srv := range servers {
+		if st, ok := srv.SharedStoreStats(); ok {
+			sum.Updates += st.Updates
+			sum.Retries += st.Retries
+		}
+	}
+	return sum
+}
+
+// pgxBaseline writes what the upsert workload writes straight to the
+// database at url with pgx: eight connections, each upsert of a 1 KB item
+// into a key/value table its own transaction, cycling through as many
+// keys as the fixture loads. It is what the database gives any client on
+// this machine, so Ebb's upserts are measured against it.
+func pgxBaseline(ctx context.Context, url string, limit Limit) (Stats, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return Stats{}, err
+	}
+	cfg.MaxConns = concurrentClients
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer pool.Close()
+	const table = "ebb_bench_baseline"
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (key bytea PRIMARY KEY, value bytea NOT NULL)"); err != nil {
+		return Stats{}, err
+	}
+	defer pool.Exec(context.WithoutCancel(ctx), "DROP TABLE "+table)
+	const upsert = "INSERT INTO " + table + " (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+	return Measure(ctx, concurrentClients, limit, func(ctx context.Context, i int) error {
+		id := ItemID(i % clusterKeys)
+		_, err := pool.Exec(ctx, upsert, []byte(id), Item(id, i+1))
+		return err
+	})
 }
 
 var clusterRuns atomic.Int64
 
+// clusterKeys is how many items the cluster workloads cycle through.
+const clusterKeys = 1000
+
 // WriteMarkdown prints the cluster report.
 func (r ClusterReport) WriteMarkdown(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "Machine: %s\n\n| storage | nodes | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 |\n|---|---|---|---|---|---|\n", r.Machine); err != nil {
+	if _, err := fmt.Fprintf(w, "Machine: %s\n\n| storage | nodes | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts |\n|---|---|---|---|---|---|--:|--:|\n", r.Machine); err != nil {
+		return err
+	}
+	base := r.Baseline.OpsPerSec()
+	if _, err := fmt.Fprintf(w, "| PostgreSQL through pgx (baseline) | — | — | — | %s | %s / %s | 100%% | — |\n",
+		thousands(base), fmtLatency(r.Baseline.P50), fmtLatency(r.Baseline.P99)); err != nil {
 		return err
 	}
 	for _, res := range r.Results {
-		if _, err := fmt.Fprintf(w, "| %s | %d | %s | %s / %s | %s | %s / %s |\n", res.Storage, res.Nodes,
+		share, retried := "—", "—"
+		if res.Storage == "PostgreSQL" && base > 0 {
+			share = fmt.Sprintf("%.0f%%", 100*res.Upsert.OpsPerSec()/base)
+			if res.Updates > 0 {
+				retried = fmt.Sprintf("%.1f%% (%s of %s)", 100*float64(res.Retries)/float64(res.Updates), thousands(float64(res.Retries)), thousands(float64(res.Updates)))
+			}
+		}
+		if _, err := fmt.Fprintf(w, "| %s | %d | %s | %s / %s | %s | %s / %s | %s | %s |\n", res.Storage, res.Nodes,
 			thousands(res.Read.OpsPerSec()), fmtLatency(res.Read.P50), fmtLatency(res.Read.P99),
-			thousands(res.Upsert.OpsPerSec()), fmtLatency(res.Upsert.P50), fmtLatency(res.Upsert.P99)); err != nil {
+			thousands(res.Upsert.OpsPerSec()), fmtLatency(res.Upsert.P50), fmtLatency(res.Upsert.P99), share, retried); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts.")
+	return err
 }

@@ -106,6 +106,22 @@ func New() *Registry {
 	return r
 }
 
+// WatchSharedStore exports a shared store's counts of write transactions
+// and of the attempts they made again after a conflict, read from the
+// store when scraped. A rising share of retries means writes contend.
+func (r *Registry) WatchSharedStore(updates, retries func() uint64) {
+	r.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "ebb_storage_updates_total",
+			Help: "Write transactions asked of the shared store.",
+		}, func() float64 { return float64(updates()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "ebb_storage_update_retries_total",
+			Help: "Write transaction attempts on the shared store made again after a serialization failure or deadlock.",
+		}, func() float64 { return float64(retries()) }),
+	)
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (r *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{})

@@ -211,6 +211,16 @@ type Server struct {
 	stopOnce  sync.Once
 }
 
+// SharedStoreStats returns the counts of the shared store the server
+// runs on; ok is false on embedded storage.
+func (s *Server) SharedStoreStats() (st postgres.Stats, ok bool) {
+	pg, ok := s.store.(*postgres.Store)
+	if !ok {
+		return postgres.Stats{}, false
+	}
+	return pg.Stats(), true
+}
+
 // Start opens the store, starts the engine and serves on cfg.Listen.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
@@ -279,6 +289,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.Metrics = metrics.New()
+	if pg, ok := s.store.(*postgres.Store); ok {
+		s.Metrics.WatchSharedStore(
+			func() uint64 { return pg.Stats().Updates },
+			func() uint64 { return pg.Stats().Retries })
+	}
 	store := s.store
 	if cfg.WrapStore != nil {
 		store = cfg.WrapStore(store)

@@ -54,6 +54,23 @@ type Store struct {
 	// gate is held shared by every Update attempt, and exclusively by an
 	// attempt after sharedAttempts conflicts. See the package doc.
 	gate sync.RWMutex
+	// updates counts calls of Update; retries, the attempts they made
+	// again after a conflict.
+	updates, retries atomic.Uint64
+}
+
+// Stats are a store's counts since it opened.
+type Stats struct {
+	// Updates is how many write transactions were asked for.
+	Updates uint64
+	// Retries is how many attempts were made again because the
+	// database reported a serialization failure or a deadlock.
+	Retries uint64
+}
+
+// Stats returns the store's counts since it opened.
+func (s *Store) Stats() Stats {
+	return Stats{Updates: s.updates.Load(), Retries: s.retries.Load()}
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -139,6 +156,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	s.updates.Add(1)
 	for attempt := 1; ; attempt++ {
 		err := s.updateOnce(ctx, fn, attempt > sharedAttempts)
 		if err == nil || !retryable(err) {
@@ -150,6 +168,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 		if err := backoff(ctx, attempt); err != nil {
 			return err
 		}
+		s.retries.Add(1)
 	}
 }
 
