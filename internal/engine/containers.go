@@ -199,6 +199,10 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	c := *old
 	c.follow(spec)
 	err = e.store.Update(ctx, func(w storage.Writer) error {
+		// The policies decide how the items' writes index them.
+		if _, err := touchCollState(w, c.rid); err != nil {
+			return err
+		}
 		n, err := nextNumber(w)
 		if err != nil {
 			return err

@@ -173,6 +173,28 @@ func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
 	return decodeCollState(v)
 }
 
+// updateContainer runs fn in a write transaction in the lock domain of
+// container rid (storage.Store.UpdateLocked), whose lock is the
+// container's write state. Every transaction that writes the container's
+// data, or reads it to decide a write, runs here, except the catalog's:
+// those read-modify-write the catalog's counter too, so they run as
+// serializable Updates and write the lock instead (touchCollState).
+func (e *Engine) updateContainer(ctx context.Context, rid [8]byte, fn func(storage.Writer) error) error {
+	return e.store.UpdateLocked(ctx, keyspace.CollMetaKey(rid), fn)
+}
+
+// touchCollState reads container rid's state and writes it back
+// unchanged, for a catalog transaction that changes what the container's
+// data transactions read or write: writing their lock orders it with
+// them (see updateContainer).
+func touchCollState(w storage.Writer, rid [8]byte) (collState, error) {
+	st, err := readCollState(w, rid)
+	if err != nil {
+		return st, err
+	}
+	return st, w.Set(keyspace.CollMetaKey(rid), st.encode())
+}
+
 // itemExpiryKey returns the expiry-index key for an item version, nil for an
 // item that can never expire (ttl = -1).
 func itemExpiryKey(c *container, h document.ItemHeader, pk []byte, id string) []byte {
@@ -391,7 +413,7 @@ func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemT
 // at the purge instant, which is never ahead of a request's.
 func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, fn func(t *itemTx) error) error {
 	var t *itemTx
-	err := e.store.Update(ctx, func(tx storage.Writer) error {
+	err := e.updateContainer(ctx, c.rid, func(tx storage.Writer) error {
 		w := index.WithPolicyMemo(tx)
 		st, err := readCollState(w, c.rid)
 		if err != nil {

@@ -130,7 +130,7 @@ func (e *Engine) DeletePartition(ctx context.Context, ref ItemRef) (Resource, er
 	pkEnc := pk.Encode(nil)
 	d := pkDelete{ts: e.now().Unix()}
 	err = e.store.Update(ctx, func(w storage.Writer) error {
-		st, err := readCollState(w, c.rid)
+		st, err := touchCollState(w, c.rid)
 		if err != nil {
 			return err
 		}
@@ -411,6 +411,9 @@ func (d *pkDeleter) finish(c *container, pkEnc []byte, del pkDelete) error {
 		}
 		if cur, ok := decodePKDelete(v); ok && cur != del {
 			return nil
+		}
+		if _, err := touchCollState(w, c.rid); err != nil {
+			return ignoreDeleted(err)
 		}
 		if _, err := nextNumber(w); err != nil {
 			return err

@@ -180,7 +180,7 @@ func (e *Engine) scriptTxOnce(ctx context.Context, c *container, pk document.Par
 	}
 	var err error
 	if locked {
-		err = e.store.Update(ctx, run)
+		err = e.updateContainer(ctx, c.rid, run)
 	} else {
 		err = e.runOnSnapshot(ctx, c, pkEnc, run)
 	}
@@ -217,7 +217,7 @@ func (e *Engine) runOnSnapshot(ctx context.Context, c *container, pkEnc []byte, 
 	if e.afterSnapshotRun != nil {
 		e.afterSnapshotRun()
 	}
-	return e.store.Update(ctx, func(w storage.Writer) error {
+	return e.updateContainer(ctx, c.rid, func(w storage.Writer) error {
 		for i, k := range guards {
 			v, err := w.Get(k)
 			if err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -493,5 +493,8 @@ func (p pinnedStore) Lend(_ context.Context, key []byte, fn func([]byte) error) 
 func (p pinnedStore) View(_ context.Context, fn func(storage.Reader) error) error { return fn(p.r) }
 func (p pinnedStore) Update(context.Context, func(storage.Writer) error) error {
 	return errors.New("engine: a stored procedure's query cannot write")
+}
+func (p pinnedStore) UpdateLocked(ctx context.Context, _ []byte, fn func(storage.Writer) error) error {
+	return p.Update(ctx, fn)
 }
 func (p pinnedStore) Close() error { return nil }

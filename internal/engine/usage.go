@@ -49,7 +49,7 @@ func (e *Engine) countBatch(ctx context.Context, c *container, max int) (more bo
 	if err != nil || !counting {
 		return false, ignoreDeleted(err)
 	}
-	err = e.store.Update(ctx, func(w storage.Writer) error {
+	err = e.updateContainer(ctx, c.rid, func(w storage.Writer) error {
 		more = false
 		st, err := readCollState(w, c.rid)
 		if err != nil || !st.counting {

@@ -21,6 +21,10 @@ type store struct {
 	mu sync.Mutex
 }
 
+func (s *store) UpdateLocked(ctx context.Context, _ []byte, fn func(storage.Writer) error) error {
+	return s.Update(ctx, fn)
+}
+
 func (s *store) Update(ctx context.Context, fn func(storage.Writer) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -187,6 +187,12 @@ func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
 	return fn(r)
 }
 
+// UpdateLocked implements storage.Store as Update: updates take turns
+// under writeMu already, whatever their domain.
+func (s *Store) UpdateLocked(ctx context.Context, _ []byte, fn func(storage.Writer) error) error {
+	return s.Update(ctx, fn)
+}
+
 // Update implements storage.Store.
 func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error {
 	if err := s.enter(ctx); err != nil {

@@ -153,12 +153,25 @@ func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
 
 // Update implements storage.Store.
 func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error {
+	return s.update(ctx, nil, fn)
+}
+
+// UpdateLocked implements storage.Store: a READ COMMITTED transaction
+// whose first statement locks lock (SELECT … FOR UPDATE), sent with
+// BEGIN. See the package doc.
+func (s *Store) UpdateLocked(ctx context.Context, lock []byte, fn func(storage.Writer) error) error {
+	return s.update(ctx, nonNil(lock), fn)
+}
+
+// update runs fn in a transaction, in lock's domain unless lock is nil,
+// retrying conflicts.
+func (s *Store) update(ctx context.Context, lock []byte, fn func(storage.Writer) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
 	s.updates.Add(1)
 	for attempt := 1; ; attempt++ {
-		err := s.updateOnce(ctx, fn, attempt > sharedAttempts)
+		err := s.updateOnce(ctx, lock, fn, attempt > sharedAttempts)
 		if err == nil || !retryable(err) {
 			return err
 		}
@@ -175,7 +188,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 // updateOnce makes one attempt at an Update. An exclusive attempt waits for
 // the other Updates of this process to finish and keeps new ones out
 // until it is done, so it can only conflict with other processes.
-func (s *Store) updateOnce(ctx context.Context, fn func(storage.Writer) error, exclusive bool) error {
+func (s *Store) updateOnce(ctx context.Context, lock []byte, fn func(storage.Writer) error, exclusive bool) error {
 	if exclusive {
 		s.gate.Lock()
 		defer s.gate.Unlock()
@@ -183,9 +196,16 @@ func (s *Store) updateOnce(ctx context.Context, fn func(storage.Writer) error, e
 		s.gate.RLock()
 		defer s.gate.RUnlock()
 	}
-	t := s.newTxn(ctx, "BEGIN ISOLATION LEVEL SERIALIZABLE")
+	begin := "BEGIN ISOLATION LEVEL SERIALIZABLE"
+	if lock != nil {
+		begin = "BEGIN ISOLATION LEVEL READ COMMITTED"
+	}
+	t := s.newTxn(ctx, begin)
 	defer t.finish()
-	err := fn(t)
+	err := t.takeLock(lock)
+	if err == nil {
+		err = fn(t)
+	}
 	if err == nil {
 		err = t.commit()
 	}

@@ -16,6 +16,7 @@ import (
 // empty ones, because pgx encodes a nil []byte as NULL.
 const (
 	sqlGet         = `SELECT value FROM ebb_kv WHERE key = $1`
+	sqlLock        = `SELECT value FROM ebb_kv WHERE key = $1 FOR UPDATE`
 	sqlGetMany     = `SELECT key, value FROM ebb_kv WHERE key = ANY($1::bytea[]) ORDER BY key`
 	sqlScanAsc     = `SELECT key, value FROM ebb_kv WHERE key >= $1 AND key < $2 ORDER BY key LIMIT $3`
 	sqlScanAscAll  = `SELECT key, value FROM ebb_kv WHERE key >= $1 ORDER BY key LIMIT $2`
@@ -60,6 +61,49 @@ type txn struct {
 	sets   map[string][]byte
 	dels   map[string]struct{}
 	ranges []span
+	wrote  bool // fn has written something
+
+	// lock is the key an UpdateLocked transaction holds, nil in others.
+	// locked is its value as locked (lockFound: it existed), which a Get
+	// of lock returns while lockCurrent, until fn writes lock
+	// (lockWritten).
+	lock                                []byte
+	locked                              []byte
+	lockFound, lockCurrent, lockWritten bool
+}
+
+// takeLock locks lock, when not nil, with the transaction's first round
+// trip, and keeps its value for fn's first read of it.
+func (t *txn) takeLock(lock []byte) error {
+	if lock == nil {
+		return nil
+	}
+	t.lock = lock
+	err := t.roundTrip(sqlLock, []any{lock}, func(rows pgx.Rows) error {
+		for rows.Next() {
+			t.lockFound = true
+			if err := rows.Scan(&t.locked); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	t.locked = nonNil(t.locked)
+	t.lockCurrent = err == nil
+	return err
+}
+
+// noteWrite notes a write of keys in [start, end) (a nil end: just start):
+// a write to lock ends what takeLock read.
+func (t *txn) noteWrite(start, end []byte) {
+	t.wrote = true
+	if t.lock == nil {
+		return
+	}
+	if end == nil && bytes.Equal(start, t.lock) ||
+		end != nil && bytes.Compare(t.lock, start) >= 0 && (len(end) == 0 || bytes.Compare(t.lock, end) < 0) {
+		t.lockCurrent, t.lockWritten = false, true
+	}
 }
 
 // span is [start, end); a nil end is unbounded.
@@ -71,6 +115,15 @@ func (s *Store) newTxn(ctx context.Context, begin string) *txn {
 
 // Get implements storage.Reader.
 func (t *txn) Get(key []byte) ([]byte, error) {
+	if t.lockCurrent && bytes.Equal(key, t.lock) {
+		if err := t.usable(); err != nil {
+			return nil, err
+		}
+		if !t.lockFound {
+			return nil, storage.ErrNotFound
+		}
+		return bytes.Clone(t.locked), nil
+	}
 	var value []byte
 	found := false
 	err := t.roundTrip(sqlGet, []any{nonNil(key)}, func(rows pgx.Rows) error {
@@ -155,6 +208,7 @@ func (t *txn) Set(key, value []byte) error {
 	k := string(key)
 	delete(t.dels, k)
 	t.sets[k] = append([]byte{}, value...)
+	t.noteWrite(key, nil)
 	return nil
 }
 
@@ -169,6 +223,7 @@ func (t *txn) Delete(key []byte) error {
 	k := string(key)
 	delete(t.sets, k)
 	t.dels[k] = struct{}{}
+	t.noteWrite(key, nil)
 	return nil
 }
 
@@ -195,6 +250,10 @@ func (t *txn) DeleteRange(start, end []byte) error {
 		}
 	}
 	t.ranges = append(t.ranges, span{bytes.Clone(nonNil(start)), bytes.Clone(end)})
+	if end == nil {
+		end = []byte{} // unbounded, for noteWrite
+	}
+	t.noteWrite(start, end)
 	return nil
 }
 
@@ -317,6 +376,15 @@ func (t *txn) commit() error {
 	if !t.begun && !t.pending() {
 		return nil
 	}
+	if t.wrote && t.lockFound && !t.lockWritten {
+		// Writing lock back makes an Update that read the domain before
+		// this transaction took the lock conflict with it (its write of
+		// lock finds a newer version), even when fn wrote only other
+		// keys of the domain.
+		if err := t.Set(t.lock, t.locked); err != nil {
+			return err
+		}
+	}
 	return t.roundTrip(sqlCommit, nil, func(rows pgx.Rows) error { return nil })
 }
 
@@ -348,6 +416,8 @@ func opName(query string) string {
 	switch query {
 	case sqlGet:
 		return "get"
+	case sqlLock:
+		return "lock"
 	case sqlCommit:
 		return "commit"
 	default:

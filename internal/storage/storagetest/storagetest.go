@@ -66,6 +66,8 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		{"ConcurrentCounter", testConcurrentCounter},
 		{"ConcurrentTransfer", testConcurrentTransfer},
 		{"WriteSkew", testWriteSkew},
+		{"LockedCounters", testLockedCounters},
+		{"LockedReads", testLockedReads},
 		{"LargeValue", testLargeValue},
 		{"ManyKeys", testManyKeys},
 		{"CanceledContext", testCanceledContext},
