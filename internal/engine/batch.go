@@ -139,7 +139,13 @@ func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opt
 		}
 	}
 	failedAt := -1
-	err = e.updateItems(ctx, c, func(t *itemTx) error {
+	keys := make([][]byte, 0, len(ops))
+	for i := range ops {
+		if ops[i].key != nil {
+			keys = append(keys, ops[i].key)
+		}
+	}
+	err = e.updateItemsAt(ctx, c, e.now(), keys, func(t *itemTx) error {
 		failedAt = -1
 		for i := range ops {
 			r := &res.Ops[i]

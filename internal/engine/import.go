@@ -79,7 +79,7 @@ func (e *Engine) ImportItems(ctx context.Context, dbID, collID string, docs [][]
 		kind = Create
 	}
 	var done ImportResult
-	err = e.updateItemsAt(ctx, c, at, func(t *itemTx) error {
+	err = e.updateItemsAt(ctx, c, at, nil, func(t *itemTx) error {
 		done = res // fn may run again after a conflict
 		for _, it := range items {
 			w, err := t.write(kind, keyspace.DocKey(c.rid, it.p.pkEnc, it.p.id), it.p, "")

@@ -364,7 +364,7 @@ func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, bod
 	}
 	key := keyspace.DocKey(c.rid, p.pkEnc, p.id)
 	var w written
-	err = e.updateItems(ctx, c, func(t *itemTx) error {
+	err = e.updateItem(ctx, c, key, func(t *itemTx) error {
 		var err error
 		w, err = t.write(kind, key, p, ifMatch)
 		return err
@@ -406,14 +406,32 @@ type itemTx struct {
 // updateItems runs fn in one storage transaction over c's items, with
 // one "now" for every operation in it, and stores the container state.
 func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemTx) error) error {
-	return e.updateItemsAt(ctx, c, e.now(), fn)
+	return e.updateItemsAt(ctx, c, e.now(), nil, fn)
 }
 
-// updateItemsAt is updateItems at instant at. The purger's batches run
-// at the purge instant, which is never ahead of a request's.
-func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, fn func(t *itemTx) error) error {
+// updateItem is updateItems for operations on the item at doc key key.
+func (e *Engine) updateItem(ctx context.Context, c *container, key []byte, fn func(t *itemTx) error) error {
+	return e.updateItemsAt(ctx, c, e.now(), [][]byte{key}, fn)
+}
+
+// updateItemsAt is updateItems at instant at, for operations on the
+// items at docKeys (nil if not known ahead). The purger's batches run at
+// the purge instant, which is never ahead of a request's.
+//
+// On a shared store, the transaction's first round trip reads the
+// container's state, its index state and the items at docKeys with the
+// lock, so a point write holds the lock for two round trips (this one,
+// and its writes with COMMIT) rather than one per read.
+func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, docKeys [][]byte, fn func(t *itemTx) error) error {
 	var t *itemTx
 	err := e.updateContainer(ctx, c.rid, func(tx storage.Writer) error {
+		if e.shared {
+			ahead := append([][]byte{keyspace.CollMetaKey(c.rid), keyspace.IndexStateKey(c.rid)}, docKeys...)
+			var err error
+			if tx, err = storage.Prefetch(tx, ahead); err != nil {
+				return err
+			}
+		}
 		w := index.WithPolicyMemo(tx)
 		st, err := readCollState(w, c.rid)
 		if err != nil {
@@ -656,7 +674,7 @@ func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (R
 		return e.deleteWithTriggers(ctx, c, ref, ifMatch)
 	}
 	var res Resource
-	err = e.updateItems(ctx, c, func(t *itemTx) error {
+	err = e.updateItem(ctx, c, key, func(t *itemTx) error {
 		n, err := t.delete(key, pkEnc, ref.ID, ifMatch)
 		if err == nil {
 			res = c.resource(nil, document.ItemHeader{LSN: t.st.lsn}, throughput.Write(n))

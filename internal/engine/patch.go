@@ -26,7 +26,7 @@ func (e *Engine) PatchItem(ctx context.Context, ref ItemRef, body []byte, ifMatc
 		return Resource{}, err
 	}
 	var w written
-	err = e.updateItems(ctx, c, func(t *itemTx) error {
+	err = e.updateItem(ctx, c, key, func(t *itemTx) error {
 		var err error
 		w, err = t.patch(key, pr, ifMatch)
 		return err

@@ -145,7 +145,7 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 	// The transaction reads at the purge instant, which is never ahead of
 	// any request's: what its re-check finds expired, every request finds
 	// expired.
-	err = h.e.updateItemsAt(context.Background(), c, time.Unix(now, 0), func(t *itemTx) error {
+	err = h.e.updateItemsAt(context.Background(), c, time.Unix(now, 0), nil, func(t *itemTx) error {
 		r.Units, r.Expiries = 0, r.Expiries[:0] // fn may run again after a conflict
 		return t.purge(due, func(old storedItem) {
 			r.Units += throughput.Write(len(old.doc))

@@ -158,7 +158,8 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 
 // UpdateLocked implements storage.Store: a READ COMMITTED transaction
 // whose first statement locks lock (SELECT … FOR UPDATE), sent with
-// BEGIN. See the package doc.
+// BEGIN ahead of fn's first read (or, for an fn that only writes, its
+// writes and COMMIT). See the package doc.
 func (s *Store) UpdateLocked(ctx context.Context, lock []byte, fn func(storage.Writer) error) error {
 	return s.update(ctx, nonNil(lock), fn)
 }
@@ -201,11 +202,9 @@ func (s *Store) updateOnce(ctx context.Context, lock []byte, fn func(storage.Wri
 		begin = "BEGIN ISOLATION LEVEL READ COMMITTED"
 	}
 	t := s.newTxn(ctx, begin)
+	t.lock, t.lockPending = lock, lock != nil
 	defer t.finish()
-	err := t.takeLock(lock)
-	if err == nil {
-		err = fn(t)
-	}
+	err := fn(t)
 	if err == nil {
 		err = t.commit()
 	}

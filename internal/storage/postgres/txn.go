@@ -17,6 +17,7 @@ import (
 const (
 	sqlGet         = `SELECT value FROM ebb_kv WHERE key = $1`
 	sqlLock        = `SELECT value FROM ebb_kv WHERE key = $1 FOR UPDATE`
+	sqlTouch       = `UPDATE ebb_kv SET value = value WHERE key = $1`
 	sqlGetMany     = `SELECT key, value FROM ebb_kv WHERE key = ANY($1::bytea[]) ORDER BY key`
 	sqlScanAsc     = `SELECT key, value FROM ebb_kv WHERE key >= $1 AND key < $2 ORDER BY key LIMIT $3`
 	sqlScanAscAll  = `SELECT key, value FROM ebb_kv WHERE key >= $1 ORDER BY key LIMIT $2`
@@ -64,37 +65,18 @@ type txn struct {
 	wrote  bool // fn has written something
 
 	// lock is the key an UpdateLocked transaction holds, nil in others.
-	// locked is its value as locked (lockFound: it existed), which a Get
-	// of lock returns while lockCurrent, until fn writes lock
-	// (lockWritten).
-	lock                                []byte
-	locked                              []byte
-	lockFound, lockCurrent, lockWritten bool
-}
-
-// takeLock locks lock, when not nil, with the transaction's first round
-// trip, and keeps its value for fn's first read of it.
-func (t *txn) takeLock(lock []byte) error {
-	if lock == nil {
-		return nil
-	}
-	t.lock = lock
-	err := t.roundTrip(sqlLock, []any{lock}, func(rows pgx.Rows) error {
-		for rows.Next() {
-			t.lockFound = true
-			if err := rows.Scan(&t.locked); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	})
-	t.locked = nonNil(t.locked)
-	t.lockCurrent = err == nil
-	return err
+	// It is locked by the first round trip (lockPending until then),
+	// which reads its value: locked (lockFound: it existed), which a
+	// Get of lock returns while lockCurrent, until fn writes lock
+	// (lockWritten). touchLock asks for lock to be written back as it is.
+	lock                                             []byte
+	locked                                           []byte
+	lockPending, lockFound, lockCurrent, lockWritten bool
+	touchLock                                        bool
 }
 
 // noteWrite notes a write of keys in [start, end) (a nil end: just start):
-// a write to lock ends what takeLock read.
+// a write to lock ends what the lock statement read.
 func (t *txn) noteWrite(start, end []byte) {
 	t.wrote = true
 	if t.lock == nil {
@@ -258,7 +240,7 @@ func (t *txn) DeleteRange(start, end []byte) error {
 }
 
 func (t *txn) pending() bool {
-	return len(t.sets) > 0 || len(t.dels) > 0 || len(t.ranges) > 0
+	return len(t.sets) > 0 || len(t.dels) > 0 || len(t.ranges) > 0 || t.touchLock
 }
 
 // usable fails calls on a transaction that is over or already failed.
@@ -295,6 +277,14 @@ func (t *txn) send(query string, args []any, read func(pgx.Rows) error) (err err
 		// connection, whatever the outcome of the batch.
 		t.begun = true
 	}
+	lockAt := -1
+	if t.lockPending {
+		// Ahead of the writes and the query, which then run holding it
+		// and, at READ COMMITTED, read what the last holder committed.
+		lockAt = b.Len()
+		b.Queue(sqlLock, t.lock)
+		t.lockPending = false
+	}
 	t.queueWrites(&b)
 	b.Queue(query, args...)
 
@@ -304,7 +294,13 @@ func (t *txn) send(query string, args []any, read func(pgx.Rows) error) (err err
 			err = cerr
 		}
 	}()
-	for range b.Len() - 1 {
+	for i := range b.Len() - 1 {
+		if i == lockAt {
+			if err := t.readLock(br); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
@@ -325,6 +321,29 @@ func (t *txn) send(query string, args []any, read func(pgx.Rows) error) (err err
 		// The server rolled back instead (the transaction had failed).
 		return errors.New("commit was rolled back")
 	}
+	return nil
+}
+
+// readLock reads the row the lock statement locked.
+func (t *txn) readLock(br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		t.lockFound = true
+		if err := rows.Scan(&t.locked); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	t.locked = nonNil(t.locked)
+	// A write of lock queued before this round trip is applied after
+	// the lock statement read it.
+	t.lockCurrent = !t.lockWritten
 	return nil
 }
 
@@ -364,6 +383,10 @@ func (t *txn) queueWrites(b *pgx.Batch) {
 		}
 		b.Queue(sqlUpsertMany, keys, values)
 	}
+	if t.touchLock {
+		b.Queue(sqlTouch, t.lock)
+		t.touchLock = false
+	}
 	t.sets, t.dels, t.ranges = nil, nil, nil
 }
 
@@ -376,14 +399,12 @@ func (t *txn) commit() error {
 	if !t.begun && !t.pending() {
 		return nil
 	}
-	if t.wrote && t.lockFound && !t.lockWritten {
+	if t.wrote && t.lock != nil && !t.lockWritten {
 		// Writing lock back makes an Update that read the domain before
 		// this transaction took the lock conflict with it (its write of
 		// lock finds a newer version), even when fn wrote only other
 		// keys of the domain.
-		if err := t.Set(t.lock, t.locked); err != nil {
-			return err
-		}
+		t.touchLock = true
 	}
 	return t.roundTrip(sqlCommit, nil, func(rows pgx.Rows) error { return nil })
 }
