@@ -117,9 +117,9 @@ func (s *countingStore) Update(ctx context.Context, fn func(storage.Writer) erro
 	})
 }
 
-func (s *countingStore) UpdateLocked(ctx context.Context, lock []byte, fn func(storage.Writer) error) error {
+func (s *countingStore) UpdateLocked(ctx context.Context, locks [][]byte, fn func(storage.Writer) error) error {
 	s.ops.Add(1)
-	return s.Store.UpdateLocked(ctx, lock, func(w storage.Writer) error {
+	return s.Store.UpdateLocked(ctx, locks, func(w storage.Writer) error {
 		return fn(countingWriter{Writer: w, countingReader: countingReader{w, &s.ops}})
 	})
 }

@@ -180,7 +180,7 @@ func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
 // those read-modify-write the catalog's counter too, so they run as
 // serializable Updates and write the lock instead (touchCollState).
 func (e *Engine) updateContainer(ctx context.Context, rid [8]byte, fn func(storage.Writer) error) error {
-	return e.store.UpdateLocked(ctx, keyspace.CollMetaKey(rid), fn)
+	return e.store.UpdateLocked(ctx, [][]byte{keyspace.CollMetaKey(rid)}, fn)
 }
 
 // touchCollState reads container rid's state and writes it back

@@ -494,7 +494,7 @@ func (p pinnedStore) View(_ context.Context, fn func(storage.Reader) error) erro
 func (p pinnedStore) Update(context.Context, func(storage.Writer) error) error {
 	return errors.New("engine: a stored procedure's query cannot write")
 }
-func (p pinnedStore) UpdateLocked(ctx context.Context, _ []byte, fn func(storage.Writer) error) error {
+func (p pinnedStore) UpdateLocked(ctx context.Context, _ [][]byte, fn func(storage.Writer) error) error {
 	return p.Update(ctx, fn)
 }
 func (p pinnedStore) Close() error { return nil }

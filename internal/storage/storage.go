@@ -42,20 +42,21 @@ type Store interface {
 	// outside the Writer; if fn returns an error nothing is written and
 	// Update returns that error.
 	Update(ctx context.Context, fn func(Writer) error) error
-	// UpdateLocked is Update for a transaction in the lock domain of the
-	// key lock. A domain is data that only its own transactions change:
-	// every transaction that writes the data, or reads it to decide a
-	// write, either runs in the domain (UpdateLocked with the same lock)
-	// or is an Update that writes lock; and a transaction in the domain
-	// read-modify-writes nothing outside it. Under that rule the result is
-	// serializable, as with Update, while the backend may take a cheaper
-	// path: a transaction of the domain holds lock from before fn runs to
-	// its end, so it runs alone among the domain's transactions, and
-	// PostgreSQL runs it at READ COMMITTED, where a second writer waits
-	// for the lock instead of failing at commit and running again.
-	// Transactions of different domains never wait for each other. fn may
-	// still run more than once (after a deadlock), as with Update.
-	UpdateLocked(ctx context.Context, lock []byte, fn func(Writer) error) error
+	// UpdateLocked is Update for a transaction in the lock domains of the
+	// keys locks (one, or several). A domain is data that only its own
+	// transactions change: every transaction that writes the data, or
+	// reads it to decide a write, either runs in the domain (UpdateLocked
+	// with its lock among locks) or is an Update that writes its lock; and
+	// a transaction in a domain read-modify-writes nothing outside its
+	// domains. Under that rule the result is serializable, as with
+	// Update, while the backend may take a cheaper path: a transaction
+	// holds its locks from before fn runs to its end, so it runs alone
+	// among the transactions of each of its domains, and PostgreSQL runs
+	// it at READ COMMITTED, where a second writer waits for the lock
+	// instead of failing at commit and running again. Transactions with
+	// no domain in common never wait for each other. fn may still run
+	// more than once (after a deadlock), as with Update.
+	UpdateLocked(ctx context.Context, locks [][]byte, fn func(Writer) error) error
 	// Close waits for calls in flight and releases the store; later calls
 	// fail with ErrClosed.
 	Close() error

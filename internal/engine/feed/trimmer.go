@@ -197,7 +197,7 @@ func (t *Trimmer) trim(c Container, now int64) (time.Duration, error) {
 	}
 	// The log is the container's data: trim it in the container's lock
 	// domain (engine.updateContainer).
-	return next, t.cfg.Store.UpdateLocked(context.Background(), keyspace.CollMetaKey(c.RID), func(w storage.Writer) error {
+	return next, t.cfg.Store.UpdateLocked(context.Background(), [][]byte{keyspace.CollMetaKey(c.RID)}, func(w storage.Writer) error {
 		last, exists, err := t.cfg.LastLSN(w, c.RID)
 		if err != nil || !exists {
 			return err // a deleted container went with its log

@@ -21,7 +21,7 @@ type store struct {
 	mu sync.Mutex
 }
 
-func (s *store) UpdateLocked(ctx context.Context, _ []byte, fn func(storage.Writer) error) error {
+func (s *store) UpdateLocked(ctx context.Context, _ [][]byte, fn func(storage.Writer) error) error {
 	return s.Update(ctx, fn)
 }
 

@@ -189,7 +189,7 @@ func (s *Store) View(ctx context.Context, fn func(storage.Reader) error) error {
 
 // UpdateLocked implements storage.Store as Update: updates take turns
 // under writeMu already, whatever their domain.
-func (s *Store) UpdateLocked(ctx context.Context, _ []byte, fn func(storage.Writer) error) error {
+func (s *Store) UpdateLocked(ctx context.Context, _ [][]byte, fn func(storage.Writer) error) error {
 	return s.Update(ctx, fn)
 }
 

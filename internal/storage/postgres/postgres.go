@@ -1,12 +1,14 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,22 +159,28 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 }
 
 // UpdateLocked implements storage.Store: a READ COMMITTED transaction
-// whose first statement locks lock (SELECT … FOR UPDATE), sent with
-// BEGIN ahead of fn's first read (or, for an fn that only writes, its
-// writes and COMMIT). See the package doc.
-func (s *Store) UpdateLocked(ctx context.Context, lock []byte, fn func(storage.Writer) error) error {
-	return s.update(ctx, nonNil(lock), fn)
+// whose first statement locks the locks (SELECT … ORDER BY key FOR
+// UPDATE: in key order, so that two transactions that take several
+// cannot deadlock), sent with BEGIN ahead of fn's first read (or, for an
+// fn that only writes, its writes and COMMIT). See the package doc.
+func (s *Store) UpdateLocked(ctx context.Context, locks [][]byte, fn func(storage.Writer) error) error {
+	sorted := make([][]byte, len(locks))
+	for i, l := range locks {
+		sorted[i] = nonNil(l)
+	}
+	slices.SortFunc(sorted, bytes.Compare)
+	return s.update(ctx, slices.CompactFunc(sorted, bytes.Equal), fn)
 }
 
-// update runs fn in a transaction, in lock's domain unless lock is nil,
-// retrying conflicts.
-func (s *Store) update(ctx context.Context, lock []byte, fn func(storage.Writer) error) error {
+// update runs fn in a transaction, in the domain of locks unless there
+// are none, retrying conflicts.
+func (s *Store) update(ctx context.Context, locks [][]byte, fn func(storage.Writer) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
 	s.updates.Add(1)
 	for attempt := 1; ; attempt++ {
-		err := s.updateOnce(ctx, lock, fn, attempt > sharedAttempts)
+		err := s.updateOnce(ctx, locks, fn, attempt > sharedAttempts)
 		if err == nil || !retryable(err) {
 			return err
 		}
@@ -189,7 +197,7 @@ func (s *Store) update(ctx context.Context, lock []byte, fn func(storage.Writer)
 // updateOnce makes one attempt at an Update. An exclusive attempt waits for
 // the other Updates of this process to finish and keeps new ones out
 // until it is done, so it can only conflict with other processes.
-func (s *Store) updateOnce(ctx context.Context, lock []byte, fn func(storage.Writer) error, exclusive bool) error {
+func (s *Store) updateOnce(ctx context.Context, locks [][]byte, fn func(storage.Writer) error, exclusive bool) error {
 	if exclusive {
 		s.gate.Lock()
 		defer s.gate.Unlock()
@@ -198,11 +206,13 @@ func (s *Store) updateOnce(ctx context.Context, lock []byte, fn func(storage.Wri
 		defer s.gate.RUnlock()
 	}
 	begin := "BEGIN ISOLATION LEVEL SERIALIZABLE"
-	if lock != nil {
+	if len(locks) > 0 {
 		begin = "BEGIN ISOLATION LEVEL READ COMMITTED"
 	}
 	t := s.newTxn(ctx, begin)
-	t.lock, t.lockPending = lock, lock != nil
+	if len(locks) > 0 {
+		t.locks, t.locked, t.lockPending = locks, make(map[string]*lockedKey, len(locks)), true
+	}
 	defer t.finish()
 	err := fn(t)
 	if err == nil {

@@ -16,8 +16,8 @@ import (
 // empty ones, because pgx encodes a nil []byte as NULL.
 const (
 	sqlGet         = `SELECT value FROM ebb_kv WHERE key = $1`
-	sqlLock        = `SELECT value FROM ebb_kv WHERE key = $1 FOR UPDATE`
-	sqlTouch       = `UPDATE ebb_kv SET value = value WHERE key = $1`
+	sqlLock        = `SELECT key, value FROM ebb_kv WHERE key = ANY($1::bytea[]) ORDER BY key FOR UPDATE`
+	sqlTouch       = `UPDATE ebb_kv SET value = value WHERE key = ANY($1::bytea[])`
 	sqlGetMany     = `SELECT key, value FROM ebb_kv WHERE key = ANY($1::bytea[]) ORDER BY key`
 	sqlScanAsc     = `SELECT key, value FROM ebb_kv WHERE key >= $1 AND key < $2 ORDER BY key LIMIT $3`
 	sqlScanAscAll  = `SELECT key, value FROM ebb_kv WHERE key >= $1 ORDER BY key LIMIT $2`
@@ -64,28 +64,43 @@ type txn struct {
 	ranges []span
 	wrote  bool // fn has written something
 
-	// lock is the key an UpdateLocked transaction holds, nil in others.
-	// It is locked by the first round trip (lockPending until then),
-	// which reads its value: locked (lockFound: it existed), which a
-	// Get of lock returns while lockCurrent, until fn writes lock
-	// (lockWritten). touchLock asks for lock to be written back as it is.
-	lock                                             []byte
-	locked                                           []byte
-	lockPending, lockFound, lockCurrent, lockWritten bool
-	touchLock                                        bool
+	// locks are the keys an UpdateLocked transaction holds, sorted; nil
+	// in others. They are locked by the first round trip (lockPending
+	// until then), which reads their values into locked.
+	locks       [][]byte
+	locked      map[string]*lockedKey
+	lockPending bool
+	touchLocks  bool // write back, as they are, the locks fn did not write
+}
+
+// lockedKey is what the lock statement read of one lock: its value
+// (found: it existed), which a Get returns while current, that is until
+// fn writes it (written).
+type lockedKey struct {
+	value                   []byte
+	found, current, written bool
 }
 
 // noteWrite notes a write of keys in [start, end) (a nil end: just start):
-// a write to lock ends what the lock statement read.
+// a write to a lock ends what the lock statement read of it.
 func (t *txn) noteWrite(start, end []byte) {
 	t.wrote = true
-	if t.lock == nil {
-		return
+	for _, l := range t.locks {
+		if end == nil && bytes.Equal(start, l) ||
+			end != nil && bytes.Compare(l, start) >= 0 && (len(end) == 0 || bytes.Compare(l, end) < 0) {
+			lk := t.lockedKey(l)
+			lk.current, lk.written = false, true
+		}
 	}
-	if end == nil && bytes.Equal(start, t.lock) ||
-		end != nil && bytes.Compare(t.lock, start) >= 0 && (len(end) == 0 || bytes.Compare(t.lock, end) < 0) {
-		t.lockCurrent, t.lockWritten = false, true
+}
+
+func (t *txn) lockedKey(key []byte) *lockedKey {
+	lk := t.locked[string(key)]
+	if lk == nil {
+		lk = &lockedKey{}
+		t.locked[string(key)] = lk
 	}
+	return lk
 }
 
 // span is [start, end); a nil end is unbounded.
@@ -97,14 +112,14 @@ func (s *Store) newTxn(ctx context.Context, begin string) *txn {
 
 // Get implements storage.Reader.
 func (t *txn) Get(key []byte) ([]byte, error) {
-	if t.lockCurrent && bytes.Equal(key, t.lock) {
+	if lk := t.locked[string(key)]; lk != nil && lk.current {
 		if err := t.usable(); err != nil {
 			return nil, err
 		}
-		if !t.lockFound {
+		if !lk.found {
 			return nil, storage.ErrNotFound
 		}
-		return bytes.Clone(t.locked), nil
+		return bytes.Clone(lk.value), nil
 	}
 	var value []byte
 	found := false
@@ -240,7 +255,7 @@ func (t *txn) DeleteRange(start, end []byte) error {
 }
 
 func (t *txn) pending() bool {
-	return len(t.sets) > 0 || len(t.dels) > 0 || len(t.ranges) > 0 || t.touchLock
+	return len(t.sets) > 0 || len(t.dels) > 0 || len(t.ranges) > 0 || t.touchLocks
 }
 
 // usable fails calls on a transaction that is over or already failed.
@@ -282,7 +297,7 @@ func (t *txn) send(query string, args []any, read func(pgx.Rows) error) (err err
 		// Ahead of the writes and the query, which then run holding it
 		// and, at READ COMMITTED, read what the last holder committed.
 		lockAt = b.Len()
-		b.Queue(sqlLock, t.lock)
+		b.Queue(sqlLock, t.locks)
 		t.lockPending = false
 	}
 	t.queueWrites(&b)
@@ -324,26 +339,33 @@ func (t *txn) send(query string, args []any, read func(pgx.Rows) error) (err err
 	return nil
 }
 
-// readLock reads the row the lock statement locked.
+// readLock reads the rows the lock statement locked.
 func (t *txn) readLock(br pgx.BatchResults) error {
 	rows, err := br.Query()
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	read := map[string]*lockedKey{}
 	for rows.Next() {
-		t.lockFound = true
-		if err := rows.Scan(&t.locked); err != nil {
+		var key, value []byte
+		if err := rows.Scan(&key, &value); err != nil {
 			return err
 		}
+		read[string(key)] = &lockedKey{value: nonNil(value), found: true}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	t.locked = nonNil(t.locked)
-	// A write of lock queued before this round trip is applied after
-	// the lock statement read it.
-	t.lockCurrent = !t.lockWritten
+	for _, l := range t.locks {
+		lk := t.lockedKey(l)
+		if r := read[string(l)]; r != nil {
+			lk.value, lk.found = r.value, true
+		}
+		// A write of a lock queued before this round trip is applied
+		// after the lock statement read it.
+		lk.current = !lk.written
+	}
 	return nil
 }
 
@@ -383,9 +405,17 @@ func (t *txn) queueWrites(b *pgx.Batch) {
 		}
 		b.Queue(sqlUpsertMany, keys, values)
 	}
-	if t.touchLock {
-		b.Queue(sqlTouch, t.lock)
-		t.touchLock = false
+	if t.touchLocks {
+		var touch [][]byte
+		for _, l := range t.locks {
+			if !t.lockedKey(l).written {
+				touch = append(touch, l)
+			}
+		}
+		if len(touch) > 0 {
+			b.Queue(sqlTouch, touch)
+		}
+		t.touchLocks = false
 	}
 	t.sets, t.dels, t.ranges = nil, nil, nil
 }
@@ -399,12 +429,12 @@ func (t *txn) commit() error {
 	if !t.begun && !t.pending() {
 		return nil
 	}
-	if t.wrote && t.lock != nil && !t.lockWritten {
+	if t.wrote && t.locks != nil {
 		// Writing lock back makes an Update that read the domain before
 		// this transaction took the lock conflict with it (its write of
 		// lock finds a newer version), even when fn wrote only other
 		// keys of the domain.
-		t.touchLock = true
+		t.touchLocks = true
 	}
 	return t.roundTrip(sqlCommit, nil, func(rows pgx.Rows) error { return nil })
 }
