@@ -182,10 +182,10 @@ func (e *Engine) buildANNIndexes(ctx context.Context) {
 func (a *annIndex) changes(set *vectorSet) ([]annChange, bool) {
 	var out []annChange
 	if s := a.synced; s != nil {
-		if set.lsn < s.lsn {
+		if set.lsn.behind(s.lsn) {
 			return nil, false
 		}
-		if s.base == set.base {
+		if s.base.equal(set.base) {
 			for key, vec := range set.delta {
 				if e, ok := a.live[key]; (ok || vec != nil) && !(ok && sameVector(e.vec, vec)) {
 					out = append(out, annChange{key: []byte(key), vec: vec})

@@ -138,44 +138,56 @@ func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opt
 			}
 		}
 	}
+	// A transactional batch has one partition key, so one physical
+	// partition. A bulk request's operations may fall in several (a
+	// client's routing can be stale); each run of consecutive operations
+	// in one partition is then a transaction of its own, in order.
 	failedAt := -1
-	keys := make([][]byte, 0, len(ops))
-	for i := range ops {
-		if ops[i].key != nil {
-			keys = append(keys, ops[i].key)
+	for start := 0; start < len(ops) && err == nil; {
+		p, end, perr := c.batchRun(ops, start)
+		if perr != nil {
+			return BatchResult{}, perr
 		}
+		keys := make([][]byte, 0, end-start)
+		for i := start; i < end; i++ {
+			if ops[i].key != nil {
+				keys = append(keys, ops[i].key)
+			}
+		}
+		failedBefore := failedAt
+		err = e.updateItemsAt(ctx, c, p, e.now(), keys, func(t *itemTx) error {
+			failedAt = failedBefore
+			for i := start; i < end; i++ {
+				r := &res.Ops[i]
+				*r = BatchOpResult{Kind: ops[i].kind}
+				if failedAt >= 0 && !opts.ContinueOnError {
+					r.Skipped = true
+					continue
+				}
+				err := ops[i].err
+				if err == nil {
+					err = t.runBatchOp(&ops[i], r)
+				}
+				if err == nil || IsKind(err, KindNotModified) {
+					r.Err = err
+					continue
+				}
+				if !isClientError(err) {
+					return err // storage failure: the whole request fails
+				}
+				r.Err, r.Resource = err, Resource{Charge: throughput.Error}
+				if failedAt < 0 {
+					failedAt = i
+				}
+				if opts.Atomic {
+					return errBatchAborted
+				}
+			}
+			res.Session = sessionToken(t.st.lsn)
+			return nil
+		})
+		start = end
 	}
-	err = e.updateItemsAt(ctx, c, e.now(), keys, func(t *itemTx) error {
-		failedAt = -1
-		for i := range ops {
-			r := &res.Ops[i]
-			*r = BatchOpResult{Kind: ops[i].kind}
-			if failedAt >= 0 && !opts.ContinueOnError {
-				r.Skipped = true
-				continue
-			}
-			err := ops[i].err
-			if err == nil {
-				err = t.runBatchOp(&ops[i], r)
-			}
-			if err == nil || IsKind(err, KindNotModified) {
-				r.Err = err
-				continue
-			}
-			if !isClientError(err) {
-				return err // storage failure: the whole request fails
-			}
-			r.Err, r.Resource = err, Resource{Charge: throughput.Error}
-			if failedAt < 0 {
-				failedAt = i
-			}
-			if opts.Atomic {
-				return errBatchAborted
-			}
-		}
-		res.Session = sessionToken(t.st.lsn)
-		return nil
-	})
 	if errors.Is(err, errBatchAborted) {
 		return res.abort(ops, failedAt, res.Ops[failedAt].Err), nil
 	}
@@ -189,6 +201,28 @@ func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opt
 		}
 	}
 	return res, nil
+}
+
+// batchRun returns the physical partition of the operations from start
+// on and the end of their run: the operations up to the first of
+// another partition. An operation that failed validation has no key and
+// joins the run it is in.
+func (c *container) batchRun(ops []batchOp, start int) (p, end int, err error) {
+	p = -1
+	for end = start; end < len(ops); end++ {
+		if ops[end].key == nil {
+			continue
+		}
+		q, err := c.partitionOfKey(ops[end].key[docPrefixLen:])
+		if err != nil {
+			return 0, 0, err
+		}
+		if p >= 0 && q != p {
+			break
+		}
+		p = q
+	}
+	return max(p, 0), end, nil
 }
 
 // abort reports a transactional batch that committed nothing: operation

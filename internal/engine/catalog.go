@@ -68,6 +68,11 @@ type container struct {
 	computed *query.Computed
 	// pkDeletes are the partition deletes in progress (pkdelete.go).
 	pkDeletes partitionDeletes
+	// parts is the number of physical partitions, fixed at creation;
+	// bounds are the EPKs where partitions 1 … parts-1 begin
+	// (partitions.go).
+	parts  int
+	bounds []string
 	raw       []byte
 	etag      string
 	offerID   string
@@ -155,6 +160,9 @@ func loadCatalog(ctx context.Context, store storage.Store) (*catalog, error) {
 			}
 			return err
 		}); err != nil {
+			return err
+		}
+		if err := loadPartitionCounts(r, cat); err != nil {
 			return err
 		}
 		return loadPartitionDeletes(r, cat)

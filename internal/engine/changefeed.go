@@ -77,6 +77,9 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 	}
 	now := src.at.Unix()
 	pk := src.prefix[len(keyspace.CollPrefix(keyspace.Doc, c.rid)):]
+	if fr.Partition, err = c.feedPartition(src, pk, req.RangeID); err != nil {
+		return ChangeFeedResult{}, err
+	}
 	scan, err := feed.NewScan(fc, fr, pk, func(r storage.Reader) feed.Items {
 		return feedItems{itemReader{r: r, c: c, now: now}}
 	})
@@ -86,7 +89,7 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 	res := ChangeFeedResult{RID: c.ridStr}
 	var page feed.Page
 	err = e.store.View(ctx, func(r storage.Reader) error {
-		st, err := readCollState(r, c.rid)
+		st, err := readPartitionState(r, c.rid, fr.Partition)
 		if err != nil {
 			return err
 		}
@@ -126,8 +129,8 @@ func startLogTrimmer(e *Engine) *feed.Trimmer {
 				}
 			}
 		},
-		LastLSN: func(r storage.Reader, rid [8]byte) (uint64, bool, error) {
-			st, err := readCollState(r, rid)
+		LastLSN: func(r storage.Reader, rid [8]byte, p int) (uint64, bool, error) {
+			st, err := readPartitionState(r, rid, p)
 			if IsKind(err, KindNotFound) {
 				return 0, false, nil
 			}
@@ -138,7 +141,7 @@ func startLogTrimmer(e *Engine) *feed.Trimmer {
 
 // feedContainer is what package feed needs to know of c.
 func (c *container) feedContainer() feed.Container {
-	return feed.Container{RID: c.rid, Name: c.label(), PK: c.pk, Retention: c.retention}
+	return feed.Container{RID: c.rid, Name: c.label(), PK: c.pk, Retention: c.retention, Parts: c.parts}
 }
 
 // logRetention returns c's changeFeedPolicy.retentionDuration in minutes.

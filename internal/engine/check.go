@@ -60,15 +60,23 @@ func (e *Engine) CheckConsistency(ctx context.Context) error {
 }
 
 func checkContainer(r storage.Reader, c *container, report func(string, ...any)) error {
-	st, err := readCollState(r, c.rid)
-	if err != nil {
-		return err
+	sts := make([]collState, c.parts)
+	for p := range sts {
+		st, err := readPartitionState(r, c.rid, p)
+		if err != nil {
+			return err
+		}
+		if keyspace.LSNPartition(st.lsn) != p || keyspace.LSNPartition(st.seq) != p {
+			report("%s: partition %d's state has lsn %d and seq %d of another partition", c.label(), p, st.lsn, st.seq)
+		}
+		sts[p] = st
 	}
 	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	defer it.Close()
 	docs, expiring := 0, 0
-	var items, size int64 // what the state's usage counters should hold
+	// What the partitions' usage counters should hold.
+	items, size := make([]int64, c.parts), make([]int64, c.parts)
 	for it.Next() {
 		docs++
 		key := it.Key()
@@ -77,9 +85,18 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 			report("%s: item %x: %v", c.label(), key, err)
 			continue
 		}
+		p, err := c.partitionOfKey(key[len(prefix):])
+		if err != nil {
+			report("%s: item key %x: %v", c.label(), key, err)
+			continue
+		}
+		st := sts[p]
 		if st.counts(key) {
-			items++
-			size += int64(len(doc))
+			items[p]++
+			size[p] += int64(len(doc))
+		}
+		if keyspace.LSNPartition(h.LSN) != p {
+			report("%s: item %x of partition %d has lsn %d of partition %d", c.label(), key, p, h.LSN, keyspace.LSNPartition(h.LSN))
 		}
 		pk, rest, err := document.DecodePK(key[len(prefix):], len(c.pk.Paths))
 		if err != nil {
@@ -107,8 +124,10 @@ func checkContainer(r storage.Reader, c *container, report func(string, ...any))
 	if err := it.Err(); err != nil {
 		return err
 	}
-	if items != st.items || size != st.bytes {
-		report("%s: the state counts %d items of %d bytes; %d items of %d bytes are stored (counting %v, cursor %x)", c.label(), st.items, st.bytes, items, size, st.counting, st.cursor)
+	for p, st := range sts {
+		if items[p] != st.items || size[p] != st.bytes {
+			report("%s: partition %d's state counts %d items of %d bytes; %d items of %d bytes are stored (counting %v, cursor %x)", c.label(), p, st.items, st.bytes, items[p], size[p], st.counting, st.cursor)
+		}
 	}
 	entries := 0
 	for _, space := range []byte{keyspace.ExpOwn, keyspace.ExpTs} {

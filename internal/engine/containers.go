@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"reflect"
+	"strconv"
 	"sort"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -31,6 +32,10 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		return Resource{}, err
 	}
 	tp, err := throughput.Parse(th)
+	if err != nil {
+		return Resource{}, err
+	}
+	parts, err := parsePartitionCount(th.Partitions, spec.PK)
 	if err != nil {
 		return Resource{}, err
 	}
@@ -68,6 +73,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		}
 		c = &container{id: id, dbID: dbID, dbRID: db.rid}
 		c.follow(spec)
+		c.setPartitions(parts)
 		copy(c.rid[:4], db.rid[:])
 		c.rid[4], c.rid[5], c.rid[6], c.rid[7] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 		c.ridStr = resource.RIDString(c.rid[:])
@@ -80,7 +86,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 			}
 			c.offerID = off.id
 		}
-		if err := w.Set(keyspace.CollMetaKey(c.rid), collState{}.encode()); err != nil {
+		if err := initPartitions(w, c); err != nil {
 			return err
 		}
 		if err := index.InitState(w, c.indexTarget()); err != nil {
@@ -200,7 +206,7 @@ func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []b
 	c.follow(spec)
 	err = e.store.Update(ctx, func(w storage.Writer) error {
 		// The policies decide how the items' writes index them.
-		if _, err := touchCollState(w, c.rid); err != nil {
+		if _, err := touchPartitions(w, &c); err != nil {
 			return err
 		}
 		n, err := nextNumber(w)
@@ -291,20 +297,36 @@ func deleteContainerData(w storage.Writer, c *container) error {
 // PartitionKeyRanges returns the container's ranges: one range covering
 // the whole hash space. The etag changes only if the ranges do, so the
 // Go SDK's incremental read ends with 304.
-func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (body []byte, etag, rid string, err error) {
+func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (ranges [][]byte, etag, rid string, err error) {
 	c, err := e.container(dbID, collID)
 	if err != nil {
 		return nil, "", "", err
 	}
+	// The ranges never change (there are no splits), so neither does the
+	// etag the SDKs send back to ask whether they did.
 	etag = "\"pkranges-" + c.ridStr + "\""
-	rangeRID := resource.RIDString(append(c.rid[:], 2, 0, 0, 0, 0, 0, 0, 0))
-	var b bytes.Buffer
-	b.WriteString(`{"id":"0","_rid":`)
-	b.Write(document.AppendQuoted(nil, rangeRID))
-	b.WriteString(`,"_self":`)
-	b.Write(document.AppendQuoted(nil, c.self+"pkranges/"+rangeRID+"/"))
-	b.WriteString(`,"_etag":`)
-	b.Write(document.AppendQuoted(nil, etag))
-	b.WriteString(`,"minInclusive":"","maxExclusive":"FF","ridPrefix":0,"throughputFraction":1,"status":"online","parents":[],"lsn":1,"_ts":0}`)
-	return b.Bytes(), etag, c.ridStr, nil
+	var st containerState
+	err = e.store.View(ctx, func(r storage.Reader) error {
+		st, err = readContainerState(r, c)
+		return err
+	})
+	if err != nil {
+		return nil, "", "", err
+	}
+	for p := range c.parts {
+		rangeRID := resource.RIDString(append(c.rid[:], 2, 0, 0, 0, 0, 0, byte(p>>8), byte(p)))
+		lo, hi := c.partitionRange(p)
+		var b bytes.Buffer
+		b.WriteString(`{"id":"` + strconv.Itoa(p) + `","_rid":`)
+		b.Write(document.AppendQuoted(nil, rangeRID))
+		b.WriteString(`,"_self":`)
+		b.Write(document.AppendQuoted(nil, c.self+"pkranges/"+rangeRID+"/"))
+		b.WriteString(`,"_etag":`)
+		b.Write(document.AppendQuoted(nil, etag))
+		b.WriteString(`,"minInclusive":"` + lo + `","maxExclusive":"` + hi + `","ridPrefix":` + strconv.Itoa(p))
+		b.WriteString(`,"throughputFraction":` + strconv.FormatFloat(1/float64(c.parts), 'g', -1, 64))
+		b.WriteString(`,"status":"online","parents":[],"lsn":` + strconv.FormatUint(keyspace.LSNCount(st.lsns[p]), 10) + `,"_ts":0}`)
+		ranges = append(ranges, b.Bytes())
+	}
+	return ranges, etag, c.ridStr, nil
 }

@@ -38,8 +38,10 @@ func recordGone(w storage.Writer, c *container, lsn uint64, key []byte) error {
 	if err := w.Set(keyspace.GoneKey(c.rid, lsn), key[len(keyspace.CollPrefix(keyspace.Doc, c.rid)):]); err != nil {
 		return err
 	}
-	if lsn%goneTrimEvery == 0 && lsn > goneWindow {
-		return w.DeleteRange(keyspace.GoneKey(c.rid, 0), keyspace.GoneKey(c.rid, lsn-goneWindow))
+	// Each partition's removals are trimmed in its own transactions.
+	if n := keyspace.LSNCount(lsn); n%goneTrimEvery == 0 && n > goneWindow {
+		p := keyspace.LSNPartition(lsn)
+		return w.DeleteRange(keyspace.GoneKey(c.rid, keyspace.PartitionLSN(p, 0)), keyspace.GoneKey(c.rid, lsn-goneWindow))
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func TestChangesSince(t *testing.T) {
 	c := e.catalogSnapshot().dbs["db"].colls["c"]
 	var from uint64
 	if err := e.store.View(ctx, func(r storage.Reader) error {
-		st, err := readCollState(r, c.rid)
+		st, err := readPartitionState(r, c.rid, 0)
 		from = st.lsn + 1
 		return err
 	}); err != nil {

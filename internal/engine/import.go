@@ -79,9 +79,13 @@ func (e *Engine) ImportItems(ctx context.Context, dbID, collID string, docs [][]
 		kind = Create
 	}
 	var done ImportResult
-	err = e.updateItemsAt(ctx, c, at, nil, func(t *itemTx) error {
+	err = e.updateAllItems(ctx, c, at, func(txFor func(p int) (*itemTx, error)) error {
 		done = res // fn may run again after a conflict
 		for _, it := range items {
+			t, err := txFor(c.partitionOf(it.p.pk))
+			if err != nil {
+				return err
+			}
 			w, err := t.write(kind, keyspace.DocKey(c.rid, it.p.pkEnc, it.p.id), it.p, "")
 			switch {
 			case kind == Create && errors.Is(err, ErrConflict):

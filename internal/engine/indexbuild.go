@@ -142,7 +142,7 @@ func (b *indexBuilder) pass() (retry bool) {
 // indexBatch runs the next batch of c's rebuild (index.BuildBatch) in
 // one transaction. more reports that documents remain.
 func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bool, err error) {
-	err = e.updateContainer(ctx, c.rid, func(w storage.Writer) error {
+	err = e.updateContainer(ctx, c, func(w storage.Writer) error {
 		more, err = index.BuildBatch(w, c.indexTarget(), max)
 		return err
 	})
@@ -155,7 +155,7 @@ func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bo
 func (e *Engine) ensureIndexStates(ctx context.Context) error {
 	for _, db := range e.catalogSnapshot().dbs {
 		for _, c := range db.colls {
-			err := e.updateContainer(ctx, c.rid, func(w storage.Writer) error {
+			err := e.updateContainer(ctx, c, func(w storage.Writer) error {
 				return index.EnsureState(w, c.indexTarget())
 			})
 			if err != nil {

@@ -234,7 +234,7 @@ func TestIndexStaleCatalog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.updateItems(ctx, stale, func(tx *itemTx) error {
+		err = e.updateItems(ctx, stale, 0, func(tx *itemTx) error {
 			_, err := tx.write(Upsert, keyspace.DocKey(stale.rid, p.pkEnc, p.id), p, "")
 			return err
 		})
@@ -242,7 +242,7 @@ func TestIndexStaleCatalog(t *testing.T) {
 			t.Fatalf("write %d: %v", i, err)
 		}
 	}
-	err := e.updateItems(ctx, stale, func(tx *itemTx) error {
+	err := e.updateItems(ctx, stale, 0, func(tx *itemTx) error {
 		_, err := tx.delete(keyspace.DocKey(stale.rid, document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil), "002"), document.PartitionKey{{Kind: document.PKString, Str: "p"}}.Encode(nil), "002", "")
 		return err
 	})

@@ -160,10 +160,11 @@ func (s *collState) account(key []byte, n, size int) {
 // the container's RID.
 var docPrefixLen = len(keyspace.CollPrefix(keyspace.Doc, [8]byte{}))
 
-// readCollState reads the state of container rid; a missing state means
-// the container was deleted (after the request looked it up).
-func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
-	v, err := r.Get(keyspace.CollMetaKey(rid))
+// readPartitionState reads the state of physical partition p of
+// container rid; a missing state means the container was deleted (after
+// the request looked it up).
+func readPartitionState(r storage.Reader, rid [8]byte, p int) (collState, error) {
+	v, err := r.Get(keyspace.PartitionStateKey(rid, p))
 	if errors.Is(err, storage.ErrNotFound) {
 		return collState{}, dberr.NotFound("Resource Not Found. The container was deleted.")
 	}
@@ -173,26 +174,49 @@ func readCollState(r storage.Reader, rid [8]byte) (collState, error) {
 	return decodeCollState(v)
 }
 
-// updateContainer runs fn in a write transaction in the lock domain of
-// container rid (storage.Store.UpdateLocked), whose lock is the
-// container's write state. Every transaction that writes the container's
-// data, or reads it to decide a write, runs here, except the catalog's:
-// those read-modify-write the catalog's counter too, so they run as
-// serializable Updates and write the lock instead (touchCollState).
-func (e *Engine) updateContainer(ctx context.Context, rid [8]byte, fn func(storage.Writer) error) error {
-	return e.store.UpdateLocked(ctx, [][]byte{keyspace.CollMetaKey(rid)}, fn)
+// updatePartition runs fn in a write transaction in the lock domain of
+// physical partition p of c (storage.Store.UpdateLocked), whose lock is
+// the partition's write state. Every transaction that writes a
+// partition's data, or reads it to decide a write, holds its lock: here
+// for one partition, in updateContainer for all of c's. The catalog's
+// transactions are the exception: they read-modify-write the catalog's
+// counter too, so they run as serializable Updates and write the locks
+// instead (touchPartitions).
+func (e *Engine) updatePartition(ctx context.Context, c *container, p int, fn func(storage.Writer) error) error {
+	return e.store.UpdateLocked(ctx, [][]byte{keyspace.PartitionStateKey(c.rid, p)}, fn)
 }
 
-// touchCollState reads container rid's state and writes it back
-// unchanged, for a catalog transaction that changes what the container's
-// data transactions read or write: writing their lock orders it with
-// them (see updateContainer).
-func touchCollState(w storage.Writer, rid [8]byte) (collState, error) {
-	st, err := readCollState(w, rid)
-	if err != nil {
-		return st, err
+// updateContainer runs fn in a write transaction that holds the locks of
+// all of c's partitions, for work over the whole container (an index
+// rebuild batch).
+func (e *Engine) updateContainer(ctx context.Context, c *container, fn func(storage.Writer) error) error {
+	return e.store.UpdateLocked(ctx, c.partitionStateKeys(), fn)
+}
+
+// touchPartitions reads the states of c's partitions ps (all of them
+// when none is named) and writes them back unchanged, for a catalog
+// transaction that changes what the partitions' data transactions read
+// or write: writing their locks orders it with them (see
+// updatePartition). It returns the states read.
+func touchPartitions(w storage.Writer, c *container, ps ...int) ([]collState, error) {
+	if len(ps) == 0 {
+		ps = make([]int, c.parts)
+		for p := range ps {
+			ps[p] = p
+		}
 	}
-	return st, w.Set(keyspace.CollMetaKey(rid), st.encode())
+	sts := make([]collState, len(ps))
+	for i, p := range ps {
+		st, err := readPartitionState(w, c.rid, p)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.Set(keyspace.PartitionStateKey(c.rid, p), st.encode()); err != nil {
+			return nil, err
+		}
+		sts[i] = st
+	}
+	return sts, nil
 }
 
 // itemExpiryKey returns the expiry-index key for an item version, nil for an
@@ -207,7 +231,14 @@ func itemExpiryKey(c *container, h document.ItemHeader, pk []byte, id string) []
 	return nil
 }
 
-func sessionToken(lsn uint64) string { return "0:-1#" + strconv.FormatUint(lsn, 10) }
+// sessionToken is the session token of a write or read at lsn: its
+// partition's range id and its number there.
+func sessionToken(lsn uint64) string {
+	if p := keyspace.LSNPartition(lsn); p > 0 {
+		return strconv.Itoa(p) + ":-1#" + strconv.FormatUint(keyspace.LSNCount(lsn), 10)
+	}
+	return "0:-1#" + strconv.FormatUint(lsn, 10)
+}
 
 func (c *container) docRID(seq uint64) string {
 	var b [16]byte
@@ -403,15 +434,20 @@ type itemTx struct {
 	wrote []document.ItemHeader
 }
 
-// updateItems runs fn in one storage transaction over c's items, with
-// one "now" for every operation in it, and stores the container state.
-func (e *Engine) updateItems(ctx context.Context, c *container, fn func(t *itemTx) error) error {
-	return e.updateItemsAt(ctx, c, e.now(), nil, fn)
+// updateItems runs fn in one storage transaction over the items of c's
+// physical partition p, with one "now" for every operation in it, and
+// stores the partition's state.
+func (e *Engine) updateItems(ctx context.Context, c *container, p int, fn func(t *itemTx) error) error {
+	return e.updateItemsAt(ctx, c, p, e.now(), nil, fn)
 }
 
 // updateItem is updateItems for operations on the item at doc key key.
 func (e *Engine) updateItem(ctx context.Context, c *container, key []byte, fn func(t *itemTx) error) error {
-	return e.updateItemsAt(ctx, c, e.now(), [][]byte{key}, fn)
+	p, err := c.partitionOfKey(key[docPrefixLen:])
+	if err != nil {
+		return err
+	}
+	return e.updateItemsAt(ctx, c, p, e.now(), [][]byte{key}, fn)
 }
 
 // updateItemsAt is updateItems at instant at, for operations on the
@@ -419,21 +455,22 @@ func (e *Engine) updateItem(ctx context.Context, c *container, key []byte, fn fu
 // the purge instant, which is never ahead of a request's.
 //
 // On a shared store, the transaction's first round trip reads the
-// container's state, its index state and the items at docKeys with the
+// partition's state, the index state and the items at docKeys with the
 // lock, so a point write holds the lock for two round trips (this one,
 // and its writes with COMMIT) rather than one per read.
-func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, docKeys [][]byte, fn func(t *itemTx) error) error {
+func (e *Engine) updateItemsAt(ctx context.Context, c *container, p int, at time.Time, docKeys [][]byte, fn func(t *itemTx) error) error {
 	var t *itemTx
-	err := e.updateContainer(ctx, c.rid, func(tx storage.Writer) error {
+	stateKey := keyspace.PartitionStateKey(c.rid, p)
+	err := e.updatePartition(ctx, c, p, func(tx storage.Writer) error {
 		if e.shared {
-			ahead := append([][]byte{keyspace.CollMetaKey(c.rid), keyspace.IndexStateKey(c.rid)}, docKeys...)
+			ahead := append([][]byte{stateKey, keyspace.IndexStateKey(c.rid)}, docKeys...)
 			var err error
 			if tx, err = storage.Prefetch(tx, ahead); err != nil {
 				return err
 			}
 		}
 		w := index.WithPolicyMemo(tx)
-		st, err := readCollState(w, c.rid)
+		st, err := readPartitionState(w, c.rid, p)
 		if err != nil {
 			return err
 		}
@@ -445,13 +482,59 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, at time.Time, 
 		if t.st.equal(st) {
 			return nil // only reads
 		}
-		return w.Set(keyspace.CollMetaKey(c.rid), t.st.encode())
+		return w.Set(stateKey, t.st.encode())
 	})
 	if err != nil {
 		return err
 	}
 	for _, h := range t.wrote {
 		e.noteWrite(c, h)
+	}
+	return nil
+}
+
+// updateAllItems runs fn in one storage transaction that holds the
+// locks of all of c's partitions, at instant at: fn gets the item
+// transaction of each partition it writes from txFor, and the states of
+// those it wrote are stored at the end. For work that must be atomic
+// across partitions (an import).
+func (e *Engine) updateAllItems(ctx context.Context, c *container, at time.Time, fn func(txFor func(p int) (*itemTx, error)) error) error {
+	var txs []*itemTx
+	err := e.updateContainer(ctx, c, func(tx storage.Writer) error {
+		w := index.WithPolicyMemo(tx)
+		txs = make([]*itemTx, c.parts) // fn may run again: start from nothing
+		began := make([]collState, c.parts)
+		err := fn(func(p int) (*itemTx, error) {
+			if txs[p] == nil {
+				st, err := readPartitionState(w, c.rid, p)
+				if err != nil {
+					return nil, err
+				}
+				began[p], txs[p] = st, newItemTx(w, c, st, at)
+			}
+			return txs[p], nil
+		})
+		if err != nil {
+			return err
+		}
+		for p, t := range txs {
+			if t != nil && !t.st.equal(began[p]) {
+				if err := w.Set(keyspace.PartitionStateKey(c.rid, p), t.st.encode()); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range txs {
+		if t != nil {
+			for _, h := range t.wrote {
+				e.noteWrite(c, h)
+			}
+		}
 	}
 	return nil
 }
@@ -533,6 +616,9 @@ type itemVersion struct {
 // none), which is visible when exists.
 func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (written, error) {
 	c, st := t.c, &t.st
+	if err := c.checkPartition(key, st); err != nil {
+		return written{}, err
+	}
 	// Refuse a unique-key violation before anything is written: in a
 	// bulk request the other operations still commit.
 	claim, err := t.checkUnique(p.pkEnc, p.id, old, exists, p.body)
@@ -695,6 +781,9 @@ func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (R
 // REQUIRES: called inside an Update; st was read in it and is stored by
 // the caller.
 func removeItem(w storage.Writer, c *container, st *collState, now int64, logged bool, v itemVersion, expired bool) error {
+	if err := c.checkPartition(v.key, st); err != nil {
+		return err
+	}
 	st.lsn++
 	st.lastTs = max(st.lastTs, now)
 	st.account(v.key, -1, -len(v.doc))

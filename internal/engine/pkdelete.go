@@ -130,11 +130,13 @@ func (e *Engine) DeletePartition(ctx context.Context, ref ItemRef) (Resource, er
 	pkEnc := pk.Encode(nil)
 	d := pkDelete{ts: e.now().Unix()}
 	err = e.store.Update(ctx, func(w storage.Writer) error {
-		st, err := touchCollState(w, c.rid)
+		// The delete hides the items written before it in the
+		// partition's log: those with an LSN up to its current one.
+		sts, err := touchPartitions(w, c, c.partitionOf(pk))
 		if err != nil {
 			return err
 		}
-		d.lsn = st.lsn
+		d.lsn = sts[0].lsn
 		if _, err := nextNumber(w); err != nil { // other nodes reload the catalog
 			return err
 		}
@@ -311,6 +313,10 @@ func (d *pkDeleter) drain(c *container, pkEnc []byte, del pkDelete) error {
 	ctx := context.Background()
 	prefix := keyspace.DocPartitionPrefix(c.rid, pkEnc)
 	end := keys.PrefixEnd(prefix)
+	part, err := c.partitionOfKey(pkEnc)
+	if err != nil {
+		return err
+	}
 	// from is where the next batch scans: past the items already deleted,
 	// whose tombstones a scan from the start would walk again and again.
 	from := prefix
@@ -323,7 +329,7 @@ func (d *pkDeleter) drain(c *container, pkEnc []byte, del pkDelete) error {
 		var removed int
 		var units float64
 		var next []byte
-		err := e.updateItems(ctx, c, func(t *itemTx) error {
+		err := e.updateItems(ctx, c, part, func(t *itemTx) error {
 			removed, units, next = 0, 0, nil
 			it := t.w.Scan(from, end, false)
 			var victims []itemVersion
@@ -400,7 +406,11 @@ func (d *pkDeleter) finish(c *container, pkEnc []byte, del pkDelete) error {
 	defer e.catMu.Unlock()
 	key := keyspace.PKDeleteKey(c.rid, pkEnc)
 	dropped := false
-	err := e.store.Update(context.Background(), func(w storage.Writer) error {
+	part, err := c.partitionOfKey(pkEnc)
+	if err != nil {
+		return err
+	}
+	err = e.store.Update(context.Background(), func(w storage.Writer) error {
 		dropped = false
 		v, err := w.Get(key)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -412,7 +422,7 @@ func (d *pkDeleter) finish(c *container, pkEnc []byte, del pkDelete) error {
 		if cur, ok := decodePKDelete(v); ok && cur != del {
 			return nil
 		}
-		if _, err := touchCollState(w, c.rid); err != nil {
+		if _, err := touchPartitions(w, c, part); err != nil {
 			return ignoreDeleted(err)
 		}
 		if _, err := nextNumber(w); err != nil {

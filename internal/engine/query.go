@@ -231,6 +231,10 @@ type docSource struct {
 	// by, by path (fulltext.go).
 	udfs      query.UDFs
 	textStats map[string]*query.TextStats
+	// scoped: the request names one physical partition, part (by its
+	// partition key range id), and sees only its items.
+	scoped bool
+	part   int
 }
 
 // meter returns a meter for work named what done for the source's
@@ -242,7 +246,7 @@ func (s *docSource) meter(what string) *workMeter {
 
 // items reads the source's container at its instant in snapshot r.
 func (s *docSource) items(r storage.Reader) itemReader {
-	return itemReader{r: r, c: s.c, now: s.at.Unix()}
+	return itemReader{r: r, c: s.c, now: s.at.Unix(), scoped: s.scoped, part: s.part}
 }
 
 func (s *docSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
@@ -262,8 +266,13 @@ func (s *docSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
 
 // scope resolves which items a query or feed request may see.
 func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requirePK bool) (*docSource, error) {
-	if req.RangeID != "" && req.RangeID != "0" {
-		return nil, &Error{Kind: KindGone, SubStatus: 1002, Message: fmt.Sprintf("The partition key range '%s' does not exist (this container has one range, '0').", req.RangeID)}
+	src := &docSource{e: e, c: c, at: e.now(), ctx: ctx, start: e.queryClock.Elapsed(), store: e.store}
+	if req.RangeID != "" {
+		p, ok := c.parsePartitionID(req.RangeID)
+		if !ok {
+			return nil, c.errNoSuchRange(req.RangeID)
+		}
+		src.scoped, src.part = c.parts > 1, p
 	}
 	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 	if req.Ref.HasPK {
@@ -278,7 +287,8 @@ func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requ
 	} else if requirePK && !req.CrossPartition && req.RangeID == "" {
 		return nil, dberr.BadRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 	}
-	return &docSource{e: e, c: c, prefix: prefix, at: e.now(), ctx: ctx, start: e.queryClock.Elapsed(), store: e.store}, nil
+	src.prefix = prefix
+	return src, nil
 }
 
 // QueryItems runs one page of a query over a container's items.

@@ -24,6 +24,11 @@ type itemReader struct {
 	r   storage.Reader
 	c   *container
 	now int64 // the request's instant in epoch seconds
+	// scoped restricts the reader to the items of physical partition
+	// part: a query or feed addressed to one partition key range sees
+	// only that range's items, whatever path it reads them by.
+	scoped bool
+	part   int
 }
 
 // storedItem is an item version as storage holds it: header and document
@@ -37,7 +42,8 @@ type storedItem struct {
 // with header h is visible unless it has expired (TTL) or a delete of its
 // partition is in progress (pkdelete.go).
 func (ir itemReader) visibleAt(key []byte, h document.ItemHeader) bool {
-	return ttl.Visible(h.Ts, h.TTL, ir.c.ttl, ir.now) && !ir.c.deletedByPartition(key, h.LSN)
+	return ttl.Visible(h.Ts, h.TTL, ir.c.ttl, ir.now) && !ir.c.deletedByPartition(key, h.LSN) &&
+		(!ir.scoped || ir.c.inPartition(key, ir.part))
 }
 
 // deletedByPartition reports whether the item stored at key with header h

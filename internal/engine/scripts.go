@@ -161,7 +161,7 @@ func (e *Engine) CreateScript(ctx context.Context, dbID, collID string, kind Scr
 	}
 	var raw []byte
 	err = e.store.Update(ctx, func(w storage.Writer) error {
-		if _, err := readCollState(w, c.rid); err != nil {
+		if _, err := readPartitionState(w, c.rid, 0); err != nil {
 			return err // deleted meanwhile
 		}
 		key := keyspace.ScriptKey(c.rid, byte(kind), id)

@@ -160,11 +160,12 @@ func (e *Engine) scriptTx(ctx context.Context, c *container, pk document.Partiti
 func (e *Engine) scriptTxOnce(ctx context.Context, c *container, pk document.PartitionKey, fn func(t *itemTx, coll *scriptCollection) error, locked bool) (*itemTx, *scriptCollection, error) {
 	at := e.now()
 	pkEnc := pk.Encode(nil)
+	part := c.partitionOf(pk)
 	var t *itemTx
 	var coll *scriptCollection
 	run := func(w storage.Writer) error {
 		w = index.WithPolicyMemo(w)
-		st, err := readCollState(w, c.rid)
+		st, err := readPartitionState(w, c.rid, part)
 		if err != nil {
 			return err
 		}
@@ -176,13 +177,13 @@ func (e *Engine) scriptTxOnce(ctx context.Context, c *container, pk document.Par
 		if t.st.equal(st) {
 			return nil
 		}
-		return w.Set(keyspace.CollMetaKey(c.rid), t.st.encode())
+		return w.Set(keyspace.PartitionStateKey(c.rid, part), t.st.encode())
 	}
 	var err error
 	if locked {
-		err = e.updateContainer(ctx, c.rid, run)
+		err = e.updatePartition(ctx, c, part, run)
 	} else {
-		err = e.runOnSnapshot(ctx, c, pkEnc, run)
+		err = e.runOnSnapshot(ctx, c, part, pkEnc, run)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -196,8 +197,8 @@ func (e *Engine) scriptTxOnce(ctx context.Context, c *container, pk document.Par
 // runOnSnapshot runs fn on a snapshot with its writes buffered, then
 // applies them if the keys that decide what fn read (snapshotGuards) are
 // unchanged, or fails with errStale.
-func (e *Engine) runOnSnapshot(ctx context.Context, c *container, pkEnc []byte, fn func(storage.Writer) error) error {
-	guards := snapshotGuards(c, pkEnc)
+func (e *Engine) runOnSnapshot(ctx context.Context, c *container, part int, pkEnc []byte, fn func(storage.Writer) error) error {
+	guards := snapshotGuards(c, part, pkEnc)
 	seen := make([][]byte, len(guards))
 	var buf *buffered.Writer
 	err := e.store.View(ctx, func(r storage.Reader) error {
@@ -217,7 +218,7 @@ func (e *Engine) runOnSnapshot(ctx context.Context, c *container, pkEnc []byte, 
 	if e.afterSnapshotRun != nil {
 		e.afterSnapshotRun()
 	}
-	return e.updateContainer(ctx, c.rid, func(w storage.Writer) error {
+	return e.updatePartition(ctx, c, part, func(w storage.Writer) error {
 		for i, k := range guards {
 			v, err := w.Get(k)
 			if err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -233,9 +234,9 @@ func (e *Engine) runOnSnapshot(ctx context.Context, c *container, pkEnc []byte, 
 
 // snapshotGuards are the keys whose values decide what a stored
 // procedure in partition pkEnc of c reads and how its writes are made.
-func snapshotGuards(c *container, pkEnc []byte) [][]byte {
+func snapshotGuards(c *container, part int, pkEnc []byte) [][]byte {
 	return [][]byte{
-		keyspace.CollMetaKey(c.rid),
+		keyspace.PartitionStateKey(c.rid, part),
 		keyspace.IndexStateKey(c.rid),
 		keyspace.CatCollKey(c.dbRID, c.id),
 		keyspace.PKDeleteKey(c.rid, pkEnc),

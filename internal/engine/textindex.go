@@ -156,14 +156,14 @@ func deleteTextEntry(w storage.Writer, c *container, key []byte) error {
 }
 
 // textIndex is the inverted index of one path of a container, as of
-// the container state lsn. It was read whole at base; the items written
+// the container version lsn. It was read whole at base; the items written
 // and removed since (changesSince) are taken in by catchUp, which
 // appends their new versions to docs, marks their old ones dead and
 // keeps their postings apart, so that a later version shares the first
 // one's arrays. When the container's item count does not add up (a
 // removal the log no longer holds), the index is read whole again.
 type textIndex struct {
-	lsn, base uint64
+	lsn, base version
 	// items is the container's item count at lsn.
 	items    int64
 	docs     []textDoc
@@ -206,17 +206,17 @@ const maxCachedTextDocs = 1 << 20
 // one when c has not been written since it was read, else one read from
 // r within m (every stored item, visible or not), cached when it fits.
 func (e *Engine) textIndexOf(r storage.Reader, c *container, path string, m *workMeter) (*textIndex, error) {
-	st, err := readCollState(r, c.rid)
+	st, err := readContainerState(r, c)
 	if err != nil {
 		return nil, err
 	}
 	key := textIndexKey{c.rid, path}
 	cached, _ := e.textIndexes.get(key)
-	if cached != nil && cached.lsn == st.lsn {
+	if cached != nil && cached.lsn.equal(st.lsns) {
 		return cached, nil
 	}
 	var ix *textIndex
-	if cached != nil && cached.lsn < st.lsn && !st.counting && st.lsn-cached.base <= uint64(len(cached.docs)/10+1) {
+	if cached != nil && cached.lsn.behind(st.lsns) && !st.counting && cached.base.distance(st.lsns) <= uint64(len(cached.docs)/10+1) {
 		ix, err = cached.catchUp(r, c, path, st, m)
 		if err != nil {
 			return nil, err
@@ -234,7 +234,7 @@ func (e *Engine) textIndexOf(r storage.Reader, c *container, path string, m *wor
 // readTextIndex reads the index of c's path whole from snapshot r, whose
 // container state is st, within m: from the items' full-text entries
 // when there is one for every item, else from the documents.
-func readTextIndex(r storage.Reader, c *container, path string, st collState, m *workMeter) (*textIndex, error) {
+func readTextIndex(r storage.Reader, c *container, path string, st containerState, m *workMeter) (*textIndex, error) {
 	if !st.counting {
 		ix, complete, err := readTextIndexFrom(r, c, path, st, m, keyspace.CollPrefix(keyspace.Txt, c.rid))
 		if err != nil || complete {
@@ -248,8 +248,8 @@ func readTextIndex(r storage.Reader, c *container, path string, st collState, m 
 // readTextIndexFrom reads the index from the keyspace at prefix: the
 // items' full-text entries or their documents. complete says whether
 // it read one for each of the container's items.
-func readTextIndexFrom(r storage.Reader, c *container, path string, st collState, m *workMeter, prefix []byte) (ix *textIndex, complete bool, err error) {
-	ix = &textIndex{lsn: st.lsn, base: st.lsn, items: st.items, postings: map[string][]posting{},
+func readTextIndexFrom(r storage.Reader, c *container, path string, st containerState, m *workMeter, prefix []byte) (ix *textIndex, complete bool, err error) {
+	ix = &textIndex{lsn: st.lsns, base: st.lsns, items: st.items, postings: map[string][]posting{},
 		at: map[string]int32{}, stored: map[string]bool{}}
 	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
 	defer it.Close()
@@ -331,9 +331,9 @@ func textDocOf(key, value []byte, path string, counts map[string]int32) (d textD
 // catchUp is ix with the items written since it up to st: nil when the
 // container's item count says an item was deleted meanwhile, which only
 // reading the index whole can take in. It reads within m.
-func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st collState, m *workMeter) (*textIndex, error) {
+func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st containerState, m *workMeter) (*textIndex, error) {
 	next := *ix
-	next.lsn, next.items = st.lsn, st.items
+	next.lsn, next.items = st.lsns, st.items
 	next.docs = slices.Clip(ix.docs)
 	next.dead = slices.Clone(ix.dead)
 	next.added = maps.Clone(ix.added)
@@ -344,7 +344,7 @@ func (ix *textIndex) catchUp(r storage.Reader, c *container, path string, st col
 	}
 	items := ix.items
 	counts := map[string]int32{}
-	err := changesSince(r, c, ix.lsn+1, st.lsn, m, func(key []byte, gone bool) error {
+	err := changesBetween(r, c, ix.lsn, st.lsns, m, func(key []byte, gone bool) error {
 		was, ok := next.present[string(key)]
 		if !ok {
 			was = ix.stored[string(key)]

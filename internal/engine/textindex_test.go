@@ -148,7 +148,7 @@ func TestFullTextIndex(t *testing.T) {
 		}
 	}
 	check("after another delete")
-	if after, _ := e.textIndexes.get(ixKey); after.base != before.base || after.lsn == before.lsn {
+	if after, _ := e.textIndexes.get(ixKey); !after.base.equal(before.base) || after.lsn.equal(before.lsn) {
 		t.Fatalf("a delete made the index be read whole (base %d, then %d)", before.base, after.base)
 	}
 	for i := range 8 {
@@ -164,7 +164,7 @@ func TestFullTextIndex(t *testing.T) {
 		c := e.catalogSnapshot().dbs["db"].colls["ix"]
 		var ok bool
 		err := e.store.View(context.Background(), func(r storage.Reader) error {
-			st, err := readCollState(r, c.rid)
+			st, err := readContainerState(r, c)
 			if err != nil {
 				return err
 			}

@@ -21,7 +21,9 @@ import (
 //
 // A store written before Ebb kept the counters has states without them
 // (collState's legacy encoding). Such a container is counted once, in
-// the background, by the index builder's goroutine (indexbuild.go): each
+// the background, by the index builder's goroutine (indexbuild.go), in
+// the state of its one physical partition (a container from before the
+// counters is from before partitions too): each
 // batch is one transaction that reads the state, counts the next items
 // after the state's cursor and advances it, as an index rebuild walks
 // its cursor. Writes meanwhile keep the counters for the items at or
@@ -42,16 +44,16 @@ func (e *Engine) countBatch(ctx context.Context, c *container, max int) (more bo
 	// transaction.
 	var counting bool
 	err = e.store.View(ctx, func(r storage.Reader) error {
-		st, err := readCollState(r, c.rid)
+		st, err := readPartitionState(r, c.rid, 0)
 		counting = st.counting
 		return err
 	})
 	if err != nil || !counting {
 		return false, ignoreDeleted(err)
 	}
-	err = e.updateContainer(ctx, c.rid, func(w storage.Writer) error {
+	err = e.updateContainer(ctx, c, func(w storage.Writer) error {
 		more = false
-		st, err := readCollState(w, c.rid)
+		st, err := readPartitionState(w, c.rid, 0)
 		if err != nil || !st.counting {
 			return err
 		}
@@ -119,11 +121,14 @@ type Usage struct {
 
 // usage reads c's usage and index progress in r.
 func usage(r storage.Reader, c *container) (Usage, error) {
-	st, err := readCollState(r, c.rid)
-	if err != nil {
-		return Usage{}, err
+	u := Usage{Known: true, IndexProgress: 100}
+	for p := range c.parts {
+		st, err := readPartitionState(r, c.rid, p)
+		if err != nil {
+			return Usage{}, err
+		}
+		u.Items, u.Bytes, u.Known = u.Items+st.items, u.Bytes+st.bytes, u.Known && !st.counting
 	}
-	u := Usage{Items: st.items, Bytes: st.bytes, Known: !st.counting, IndexProgress: 100}
 	ist, found, err := index.ReadState(r, c.rid)
 	if err != nil {
 		return Usage{}, err

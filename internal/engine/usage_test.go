@@ -113,7 +113,7 @@ func TestUsageLegacyState(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = store.Update(ctx, func(w storage.Writer) error {
-		st, err := readCollState(w, c.rid)
+		st, err := readPartitionState(w, c.rid, 0)
 		if err != nil {
 			return err
 		}
@@ -236,7 +236,7 @@ func TestCheckConsistencyUsage(t *testing.T) {
 	write(t, e, "c", `{"id":"a","pk":"p"}`)
 	c, _ := e.container("db", "c")
 	err := e.store.Update(ctx, func(w storage.Writer) error {
-		st, err := readCollState(w, c.rid)
+		st, err := readPartitionState(w, c.rid, 0)
 		if err != nil {
 			return err
 		}
@@ -246,7 +246,7 @@ func TestCheckConsistencyUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.CheckConsistency(ctx); err == nil || !strings.Contains(err.Error(), "the state counts 2 items") {
+	if err := e.CheckConsistency(ctx); err == nil || !strings.Contains(err.Error(), "partition 0's state counts 2 items") {
 		t.Fatalf("CheckConsistency: %v, want the counters reported", err)
 	}
 }

@@ -413,14 +413,14 @@ func (r *vectorRanker) Rank(v []float32) (float64, bool) {
 }
 
 // vectorSet is the vectors of one embedding path of a container, in
-// memory, as stored when the container's state was at lsn: every item's
+// memory, as stored when the container's version was lsn: every item's
 // key and vector as read at base (keys, data), and the items written
 // since (delta: the vector of each, nil for none). A set is never
 // changed once built; a later one shares its arrays and adds to a copy
 // of its delta.
 type vectorSet struct {
-	lsn  uint64
-	base uint64
+	lsn  version
+	base version
 	dims int
 	keys [][]byte
 	data []float32
@@ -490,21 +490,21 @@ const maxCachedFloats = 96 << 20
 // was read (every item write moves the container state's LSN), else a
 // set read from r within m, cached when it fits.
 func (e *Engine) vectorSet(r storage.Reader, c *container, path byte, m *workMeter) (*vectorSet, error) {
-	st, err := readCollState(r, c.rid)
+	st, err := readContainerState(r, c)
 	if err != nil {
 		return nil, err
 	}
 	key := vectorSetKey{c.rid, path}
 	cached, _ := e.vecSets.get(key)
-	if cached != nil && cached.lsn == st.lsn {
+	if cached != nil && cached.lsn.equal(st.lsns) {
 		return cached, nil
 	}
 	dims := c.vectors.Embeddings[path].Dimensions
 	var set *vectorSet
-	if cached != nil && cached.lsn < st.lsn && st.lsn-cached.base <= uint64(len(cached.keys)/10) {
+	if cached != nil && cached.lsn.behind(st.lsns) && cached.base.distance(st.lsns) <= uint64(len(cached.keys)/10) {
 		// Few writes since the vectors were read (each moves the LSN
 		// by one): add them to what is in memory.
-		if set, err = catchUp(r, c, path, cached, st.lsn, m); err != nil {
+		if set, err = catchUp(r, c, path, cached, st.lsns, m); err != nil {
 			return nil, err
 		}
 	} else if set, err = readVectorSet(r, c, path, dims, st, m); err != nil {
@@ -516,8 +516,8 @@ func (e *Engine) vectorSet(r storage.Reader, c *container, path byte, m *workMet
 
 // readVectorSet reads every vector of c at embedding path number path in
 // snapshot r, whose container state is st, within m.
-func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collState, m *workMeter) (*vectorSet, error) {
-	set := &vectorSet{lsn: st.lsn, base: st.lsn, dims: dims, positions: &keyPositions{}}
+func readVectorSet(r storage.Reader, c *container, path byte, dims int, st containerState, m *workMeter) (*vectorSet, error) {
+	set := &vectorSet{lsn: st.lsns, base: st.lsns, dims: dims, positions: &keyPositions{}}
 	if n := st.items; n > 0 && n*int64(dims) <= maxCachedFloats {
 		set.keys = make([][]byte, 0, n)
 		set.data = make([]float32, 0, n*int64(dims))
@@ -539,13 +539,13 @@ func readVectorSet(r storage.Reader, c *container, path byte, dims int, st collS
 
 // catchUp is set with the items written and removed after it up to
 // lsn (changesSince), read within m.
-func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn uint64, m *workMeter) (*vectorSet, error) {
+func catchUp(r storage.Reader, c *container, path byte, set *vectorSet, lsn version, m *workMeter) (*vectorSet, error) {
 	next := vectorSet{lsn: lsn, base: set.base, dims: set.dims, keys: set.keys, data: set.data, positions: set.positions}
 	next.delta = make(map[string][]float32, len(set.delta))
 	for k, v := range set.delta {
 		next.delta[k] = v
 	}
-	err := changesSince(r, c, set.lsn+1, lsn, m, func(docKey []byte, gone bool) error {
+	err := changesBetween(r, c, set.lsn, lsn, m, func(docKey []byte, gone bool) error {
 		if gone {
 			next.delta[string(docKey)] = nil
 			return nil

@@ -115,7 +115,7 @@ func (g *Gateway) deleteContainer(w http.ResponseWriter, r *http.Request) error 
 // as an incremental feed and stops at 304, which it gets once its
 // If-None-Match carries the current etag.
 func (g *Gateway) partitionKeyRanges(w http.ResponseWriter, r *http.Request) error {
-	body, etag, rid, err := g.eng.PartitionKeyRanges(r.Context(), r.PathValue("db"), r.PathValue("coll"))
+	ranges, etag, rid, err := g.eng.PartitionKeyRanges(r.Context(), r.PathValue("db"), r.PathValue("coll"))
 	if err != nil {
 		return err
 	}
@@ -125,5 +125,5 @@ func (g *Gateway) partitionKeyRanges(w http.ResponseWriter, r *http.Request) err
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	return writeFeed(w, "PartitionKeyRanges", rid, rowList{body}, 1, "")
+	return writeFeed(w, "PartitionKeyRanges", rid, rowList(ranges), 1, "")
 }

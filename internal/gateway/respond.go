@@ -196,5 +196,7 @@ func throughputHeaders(r *http.Request) engine.ThroughputHeaders {
 	return engine.ThroughputHeaders{
 		Offer:     header(r.Header, "X-Ms-Offer-Throughput"),
 		Autopilot: header(r.Header, "X-Ms-Cosmos-Offer-Autopilot-Settings"),
+		// Ebb's own: the physical partitions of a new container.
+		Partitions: header(r.Header, "X-Ebb-Partition-Count"),
 	}
 }

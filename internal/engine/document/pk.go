@@ -12,6 +12,10 @@ import (
 	"github.com/ebbdb/ebb/internal/keys"
 )
 
+// HashV1 reports whether def is a Hash key of version 1, whose EPKs are
+// not spread evenly over the key space (see EPK).
+func (def PKDef) HashV1() bool { return def.Kind != "MultiHash" && def.version == 1 }
+
 // PKDef is a container's partition key definition.
 type PKDef struct {
 	// Paths are the key Paths split into property names: "/a/b" is

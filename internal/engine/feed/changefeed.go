@@ -39,6 +39,9 @@ type Request struct {
 	MaxItemCount int
 	// StartEPK and EndEPK bound the effective partition keys served.
 	StartEPK, EndEPK string
+	// Partition is the physical partition read: a feed follows one
+	// partition's log sequence, and its continuations count in it.
+	Partition int
 }
 
 // Items reads item versions in one storage snapshot as the engine's
@@ -95,9 +98,10 @@ type Scan struct {
 	c    Container
 	mode Mode
 	// fromNow: the request starts from now (If-None-Match: *); else start
-	// is its continuation (0: none).
+	// is its continuation (0: none), an LSN of partition part.
 	fromNow bool
 	start   uint64
+	part    int
 	// pk is the encoded partition key (or prefix) the feed is scoped to;
 	// empty for the whole container.
 	pk []byte
@@ -124,11 +128,18 @@ func NewScan(c Container, req Request, pk []byte, items func(storage.Reader) Ite
 	if err != nil {
 		return nil, err
 	}
+	if start > keyspace.LSNCount(^uint64(0)) {
+		return nil, badContinuation(req.IfNoneMatch)
+	}
+	if start != 0 {
+		start = keyspace.PartitionLSN(req.Partition, start)
+	}
 	s := &Scan{
 		c:       c,
 		mode:    req.Mode,
 		fromNow: req.IfNoneMatch == "*",
 		start:   start,
+		part:    req.Partition,
 		pk:      pk,
 		epk:     inRange,
 		since:   -1 << 63,
@@ -147,8 +158,8 @@ func NewScan(c Container, req Request, pk []byte, items func(storage.Reader) Ite
 	return s, nil
 }
 
-// Read reads the page from snapshot r, in which next is the container's
-// next LSN.
+// Read reads the page from snapshot r, in which next is the next LSN
+// of the partition read.
 func (s *Scan) Read(r storage.Reader, next uint64) (Page, error) {
 	s.page = Page{}
 	start := s.start
@@ -156,11 +167,11 @@ func (s *Scan) Read(r storage.Reader, next uint64) (Page, error) {
 	case s.fromNow:
 		start = next
 	case start == 0:
-		start = 1
+		start = keyspace.PartitionLSN(s.part, 1)
 	}
 	var err error
 	if s.mode == AllVersionsAndDeletes {
-		if err := checkNotTrimmed(r, s.c, start); err != nil {
+		if err := checkNotTrimmed(r, s.c, s.part, start); err != nil {
 			return Page{}, err
 		}
 		next, err = s.scanLog(r, start, next)
@@ -170,7 +181,7 @@ func (s *Scan) Read(r storage.Reader, next uint64) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	s.page.ETag = etag(max(next, start))
+	s.page.ETag = etag(keyspace.LSNCount(max(next, start)))
 	return s.page, nil
 }
 
@@ -190,7 +201,7 @@ func (s *Scan) full() bool {
 // container's next LSN) when it read to the end.
 func (s *Scan) scanLatest(r storage.Reader, start, end uint64) (uint64, error) {
 	prefix := keyspace.CollPrefix(keyspace.Latest, s.c.RID)
-	it := r.Scan(keyspace.LatestKey(s.c.RID, start), keys.PrefixEnd(prefix), false)
+	it := r.Scan(keyspace.LatestKey(s.c.RID, start), keyspace.LatestKey(s.c.RID, keyspace.PartitionLSN(s.part+1, 0)), false)
 	defer it.Close()
 	docPrefix := keyspace.CollPrefix(keyspace.Doc, s.c.RID)
 	items := s.items(r)
@@ -228,7 +239,7 @@ func (s *Scan) scanLatest(r storage.Reader, start, end uint64) (uint64, error) {
 // continuation as scanLatest does.
 func (s *Scan) scanLog(r storage.Reader, start, end uint64) (uint64, error) {
 	prefix := keyspace.CollPrefix(keyspace.Log, s.c.RID)
-	it := r.Scan(keyspace.LogKey(s.c.RID, start), keys.PrefixEnd(prefix), false)
+	it := r.Scan(keyspace.LogKey(s.c.RID, start), keyspace.LogKey(s.c.RID, keyspace.PartitionLSN(s.part+1, 0)), false)
 	defer it.Close()
 	for it.Next() {
 		lsn, _, err := keys.DecodeUint64(it.Key()[len(prefix):])
@@ -255,12 +266,12 @@ func (s *Scan) scanLog(r storage.Reader, start, end uint64) (uint64, error) {
 
 // checkNotTrimmed fails a continuation that points before the oldest
 // change the log still holds.
-func checkNotTrimmed(r storage.Reader, c Container, start uint64) error {
-	first, err := logStart(r, c.RID)
+func checkNotTrimmed(r storage.Reader, c Container, p int, start uint64) error {
+	first, err := logStart(r, c.RID, p)
 	if err != nil || start >= first {
 		return err
 	}
-	return dberr.BadRequest("%s The change feed continuation (LSN %d) is older than the container's change feed retention of %d minutes: changes before LSN %d were removed. Start again from now (If-None-Match: *).", outsideRetention, start, c.Retention, first)
+	return dberr.BadRequest("%s The change feed continuation (LSN %d) is older than the container's change feed retention of %d minutes: changes before LSN %d were removed. Start again from now (If-None-Match: *).", outsideRetention, keyspace.LSNCount(start), c.Retention, keyspace.LSNCount(first))
 }
 
 // outsideRetention begins the message of an all-versions-and-deletes
@@ -269,13 +280,13 @@ func checkNotTrimmed(r storage.Reader, c Container, start uint64) error {
 // continuation the trimmer has passed.
 const outsideRetention = "You must read the change feed from within the retention period."
 
-// logStart is the first LSN the change log still holds: everything
-// before it was trimmed (1 if nothing was).
-func logStart(r storage.Reader, rid [8]byte) (uint64, error) {
-	v, err := r.Get(keyspace.LogTrimKey(rid))
+// logStart is the first LSN partition p's change log still holds:
+// everything before it was trimmed (its first LSN if nothing was).
+func logStart(r storage.Reader, rid [8]byte, p int) (uint64, error) {
+	v, err := r.Get(keyspace.LogTrimKey(rid, p))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		return 1, nil
+		return keyspace.PartitionLSN(p, 1), nil
 	case err != nil:
 		return 0, err
 	case len(v) != 8:
@@ -296,7 +307,11 @@ func ParseContinuation(s string) (uint64, error) {
 	v = strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`)
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil || n == 0 {
-		return 0, dberr.BadRequest("Invalid Continuation Token: the change feed continuation If-None-Match %q is not one this server issued; send the etag of an earlier change feed response, or * to start from now.", document.Truncate([]byte(s), 64))
+		return 0, badContinuation(s)
 	}
 	return n, nil
+}
+
+func badContinuation(s string) error {
+	return dberr.BadRequest("Invalid Continuation Token: the change feed continuation If-None-Match %q is not one this server issued; send the etag of an earlier change feed response, or * to start from now.", document.Truncate([]byte(s), 64))
 }

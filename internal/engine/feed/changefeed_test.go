@@ -177,7 +177,7 @@ func TestScanLog(t *testing.T) {
 
 	// After a trim, a continuation from before it is refused.
 	update(t, s, func(w storage.Writer) error {
-		return w.Set(keyspace.LogTrimKey(c.RID), binary.BigEndian.AppendUint64(nil, 5))
+		return w.Set(keyspace.LogTrimKey(c.RID, 0), binary.BigEndian.AppendUint64(nil, 5))
 	})
 	_, _, err := page(t, s, c, Request{Mode: AllVersionsAndDeletes, IfNoneMatch: `"4"`}, "", nil, 7)
 	want := "You must read the change feed from within the retention period. The change feed continuation (LSN 4) is older than the container's change feed retention of 60 minutes: changes before LSN 5 were removed. Start again from now (If-None-Match: *)."

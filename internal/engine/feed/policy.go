@@ -16,6 +16,9 @@ type Container struct {
 	// Retention is changeFeedPolicy.retentionDuration in minutes: how
 	// long the log keeps a change. 0: the container keeps no log.
 	Retention int64
+	// Parts is the number of physical partitions, each with its own log
+	// sequence (keyspace.PartitionLSN).
+	Parts int
 }
 
 // maxRetention caps changeFeedPolicy.retentionDuration (minutes); it

@@ -74,12 +74,12 @@ func (r Record) Encode(def document.PKDef) []byte {
 	b = append(b, `"metadata":{"operationType":"`...)
 	b = append(b, r.Op.String()...)
 	b = append(b, `","lsn":`...)
-	b = strconv.AppendUint(b, r.LSN, 10)
+	b = strconv.AppendUint(b, keyspace.LSNCount(r.LSN), 10)
 	b = append(b, `,"crts":`...)
 	b = strconv.AppendInt(b, r.Crts, 10)
 	if r.PreviousLSN != 0 {
 		b = append(b, `,"previousImageLSN":`...)
-		b = strconv.AppendUint(b, r.PreviousLSN, 10)
+		b = strconv.AppendUint(b, keyspace.LSNCount(r.PreviousLSN), 10)
 	}
 	if r.Op == OpDelete {
 		b = append(b, `,"timeToLiveExpired":`...)
@@ -115,7 +115,7 @@ func appendWithLSN(dst, doc []byte, lsn uint64) []byte {
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"_lsn":`...)
-	dst = strconv.AppendUint(dst, lsn, 10)
+	dst = strconv.AppendUint(dst, keyspace.LSNCount(lsn), 10)
 	return append(dst, '}')
 }
 

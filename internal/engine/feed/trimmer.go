@@ -53,9 +53,9 @@ type TrimmerConfig struct {
 	Now func() int64
 	// Containers yields every container of the catalog.
 	Containers iter.Seq[Container]
-	// LastLSN reads the last LSN container rid has written; exists is
-	// false once the container was deleted.
-	LastLSN func(r storage.Reader, rid [8]byte) (lsn uint64, exists bool, err error)
+	// LastLSN reads the last LSN physical partition p of container rid
+	// has written; exists is false once the container was deleted.
+	LastLSN func(r storage.Reader, rid [8]byte, p int) (lsn uint64, exists bool, err error)
 }
 
 // trimInterval is the longest the trimmer sleeps: the shortest retention.
@@ -144,29 +144,32 @@ func (t *Trimmer) pass() (time.Duration, bool) {
 			continue
 		}
 		any = any || c.Retention > 0
-		next, err := t.trim(c, t.cfg.Now())
-		if err != nil {
-			t.cfg.Log.Error("change feed: trim log", "container", c.Name, "err", err)
-			continue
+		for p := range max(c.Parts, 1) {
+			next, err := t.trim(c, p, t.cfg.Now())
+			if err != nil {
+				t.cfg.Log.Error("change feed: trim log", "container", c.Name, "partition", p, "err", err)
+				continue
+			}
+			wait = min(wait, next)
 		}
-		wait = min(wait, next)
 	}
 	return max(wait, 0), any
 }
 
-// trim deletes the records of c's log that are older than its retention
-// at now (all of them when c keeps no log) and returns how long until
-// the oldest remaining one is due.
-func (t *Trimmer) trim(c Container, now int64) (time.Duration, error) {
+// trim deletes the records of the log of c's partition p that are older
+// than its retention at now (all of them when c keeps no log) and
+// returns how long until the oldest remaining one is due.
+func (t *Trimmer) trim(c Container, p int, now int64) (time.Duration, error) {
 	retention := c.Retention * 60
 	cutoff := now - retention // records with crts <= cutoff are due
 	prefix := keyspace.CollPrefix(keyspace.Log, c.RID)
+	from, to := keyspace.LogKey(c.RID, keyspace.PartitionLSN(p, 0)), keyspace.LogKey(c.RID, keyspace.PartitionLSN(p+1, 0))
 	var (
 		first, end uint64 // the records to delete: LSNs [first, end)
 		next       = trimInterval
 	)
 	err := t.cfg.Store.View(context.Background(), func(r storage.Reader) error {
-		it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+		it := r.Scan(from, to, false)
 		defer it.Close()
 		for n := 0; it.Next(); n++ {
 			lsn, _, err := keys.DecodeUint64(it.Key()[len(prefix):])
@@ -195,10 +198,10 @@ func (t *Trimmer) trim(c Container, now int64) (time.Duration, error) {
 	if err != nil || end == 0 {
 		return next, err
 	}
-	// The log is the container's data: trim it in the container's lock
+	// The log is the partition's data: trim it in the partition's lock
 	// domain (engine.updateContainer).
-	return next, t.cfg.Store.UpdateLocked(context.Background(), [][]byte{keyspace.CollMetaKey(c.RID)}, func(w storage.Writer) error {
-		last, exists, err := t.cfg.LastLSN(w, c.RID)
+	return next, t.cfg.Store.UpdateLocked(context.Background(), [][]byte{keyspace.PartitionStateKey(c.RID, p)}, func(w storage.Writer) error {
+		last, exists, err := t.cfg.LastLSN(w, c.RID, p)
 		if err != nil || !exists {
 			return err // a deleted container went with its log
 		}
@@ -209,6 +212,6 @@ func (t *Trimmer) trim(c Container, now int64) (time.Duration, error) {
 			end = last + 1 // no change before now is in the log
 		}
 		// Continuations before end point at changes no longer kept.
-		return w.Set(keyspace.LogTrimKey(c.RID), binary.BigEndian.AppendUint64(nil, end))
+		return w.Set(keyspace.LogTrimKey(c.RID, p), binary.BigEndian.AppendUint64(nil, end))
 	})
 }

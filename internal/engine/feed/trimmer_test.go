@@ -45,7 +45,7 @@ func logState(t *testing.T, s storage.Store) (lsns []uint64, mark uint64) {
 		if err := it.Err(); err != nil {
 			return err
 		}
-		v, err := r.Get(keyspace.LogTrimKey(c1.RID))
+		v, err := r.Get(keyspace.LogTrimKey(c1.RID, 0))
 		if err == nil {
 			mark = binary.BigEndian.Uint64(v)
 		} else if !errors.Is(err, storage.ErrNotFound) {
@@ -61,8 +61,8 @@ func logState(t *testing.T, s storage.Store) (lsns []uint64, mark uint64) {
 
 // lastLSN is the engine's container state as the trimmer reads it: the
 // container exists with last LSN 9 unless deleted.
-func lastLSN(deleted bool) func(storage.Reader, [8]byte) (uint64, bool, error) {
-	return func(storage.Reader, [8]byte) (uint64, bool, error) { return 9, !deleted, nil }
+func lastLSN(deleted bool) func(storage.Reader, [8]byte, int) (uint64, bool, error) {
+	return func(storage.Reader, [8]byte, int) (uint64, bool, error) { return 9, !deleted, nil }
 }
 
 func TestTrim(t *testing.T) {
@@ -88,7 +88,7 @@ func TestTrim(t *testing.T) {
 			tr := newTrimmer(TrimmerConfig{Store: s, LastLSN: lastLSN(tc.deleted)})
 			c := c1
 			c.Retention = tc.retention
-			wait, err := tr.trim(c, tc.now)
+			wait, err := tr.trim(c, 0, tc.now)
 			if err != nil {
 				t.Fatal(err)
 			}

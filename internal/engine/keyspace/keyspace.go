@@ -38,6 +38,19 @@ import (
 //	Vec       0x1C <coll-rid:8> <path#:1> <pk> <id>      the item's vector at the container's embedding path number path#: float32s, little-endian
 //	Txt       0x1D <coll-rid:8> <pk> <id>                the item's full-text entry: its header, and per fullTextPolicy path its analyzed length and terms (engine/textindex.go)
 //	Gone      0x1E <coll-rid:8> <lsn:uint64>             <pk> <id> of the item removed at lsn, in a container with a vector or full-text policy (engine/gone.go)
+//	Parts     0x1F <coll-rid:8>                          the container's number of physical partitions (uint16), when more than one
+//
+// A container's items are spread over its physical partitions by the
+// effective partition key (EPK) of their partition key, as on the
+// service. Each partition has its own write state (CollMeta, the
+// container's key for partition 0 and the container's key followed by
+// the partition's number, uint16, for the others), and so its own log
+// sequence: an LSN holds its partition's number in its top 16 bits
+// (PartitionLSN), so the LSN-keyed keyspaces (Latest, Log, Gone) keep
+// each partition's entries together and in its order, and a container
+// written before it had partitions is partition 0 as it stands. Clients
+// see an LSN without its partition (LSNCount), next to the partition's
+// range id.
 //
 // Items with ttl = -1 are in neither expiry keyspace. Because items
 // without their own ttl are kept in _ts order, the due ones under a
@@ -85,11 +98,28 @@ const (
 	Vec       = 0x1C
 	Txt       = 0x1D
 	Gone      = 0x1E
+	Parts     = 0x1F
 )
+
+// MaxPartitions bounds a container's physical partitions.
+const MaxPartitions = 256
+
+// partitionShift is where an LSN's partition number starts.
+const partitionShift = 48
+
+// PartitionLSN is LSN n of partition p: PartitionLSN(p, 0) is the LSN a
+// partition's log starts after.
+func PartitionLSN(p int, n uint64) uint64 { return uint64(p)<<partitionShift | n }
+
+// LSNPartition is the partition an LSN belongs to.
+func LSNPartition(lsn uint64) int { return int(lsn >> partitionShift) }
+
+// LSNCount is an LSN's number within its partition, which clients see.
+func LSNCount(lsn uint64) uint64 { return lsn & (1<<partitionShift - 1) }
 
 // CollSpaces are the keyspaces holding a container's data, all prefixed
 // by its RID; deleting a container deletes these ranges.
-var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script, Vec, Txt, Gone}
+var CollSpaces = []byte{CollMeta, IdxState, Doc, ExpOwn, ExpTs, Latest, Log, LogTrim, Index, Unique, PKDelete, Script, Vec, Txt, Gone, Parts}
 
 // ScriptPrefix is the prefix of a container's scripts of one kind.
 func ScriptPrefix(rid [8]byte, kind byte) []byte {
@@ -152,6 +182,19 @@ const collPrefixLen = 1 + 8
 func stringLen(s string) int { return len(s) + 2 }
 
 func CollMetaKey(rid [8]byte) []byte { return collPrefix(CollMeta, rid, collPrefixLen) }
+
+// PartitionStateKey is the key of the write state of physical partition
+// p of container rid: the container's own for partition 0.
+func PartitionStateKey(rid [8]byte, p int) []byte {
+	k := collPrefix(CollMeta, rid, collPrefixLen+2)
+	if p == 0 {
+		return k
+	}
+	return append(k, byte(p>>8), byte(p))
+}
+
+// PartsKey is the key of container rid's number of physical partitions.
+func PartsKey(rid [8]byte) []byte { return CollPrefix(Parts, rid) }
 
 // DocPartitionPrefix is the prefix of the keys of the items of the
 // logical partition pk (encoded).
@@ -269,7 +312,15 @@ func LogKey(rid [8]byte, lsn uint64) []byte {
 	return keys.AppendUint64(collPrefix(Log, rid, collPrefixLen+8), lsn)
 }
 
-func LogTrimKey(rid [8]byte) []byte { return CollPrefix(LogTrim, rid) }
+// LogTrimKey is the key of the first LSN physical partition p's change
+// log still holds.
+func LogTrimKey(rid [8]byte, p int) []byte {
+	k := CollPrefix(LogTrim, rid)
+	if p == 0 {
+		return k
+	}
+	return append(k, byte(p>>8), byte(p))
+}
 
 // LeaseKey is the key of a container's purge lease (shared stores only).
 // It is outside CollSpaces: deleting a container deletes it on its own.

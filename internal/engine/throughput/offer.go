@@ -39,6 +39,9 @@ type Provisioned struct {
 type Headers struct {
 	Offer     string // x-ms-offer-throughput
 	Autopilot string // x-ms-cosmos-offer-autopilot-settings
+	// Partitions is Ebb's own x-ebb-partition-count: how many physical
+	// partitions a new container gets (engine/partitions.go).
+	Partitions string
 }
 
 // Parse reads the throughput a create request provisions; nil when it

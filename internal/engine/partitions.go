@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ebbdb/ebb/internal/engine/dberr"
+	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// Physical partitions. A container's items are spread over its physical
+// partitions by the effective partition key (EPK) of their partition
+// key, each partition owning a contiguous range of EPKs, as on the
+// service; the SDKs read the ranges (GET …/pkranges) and address a
+// partition by its range id, which is its number. Each partition has its
+// own write state and log sequence (keyspace: PartitionStateKey,
+// PartitionLSN), and its writes hold only its own lock
+// (updateContainer), so writes to different partitions never meet.
+//
+// The number of partitions is fixed when the container is created: one,
+// unless the create request asks for more with x-ebb-partition-count
+// (Ebb's own header). The ranges divide the EPK space evenly: version 2
+// EPKs are MurmurHash3 values with the top two bits cleared, spread
+// evenly over [0, 2^126), so the boundaries are multiples of 2^126/n
+// written as 32 hex digits. Items of version 1 keys, whose EPKs are not
+// spread that way, stay in one partition.
+
+// partitionCountHeader names x-ebb-partition-count in messages.
+const partitionCountHeader = "x-ebb-partition-count"
+
+// parsePartitionCount reads a create request's x-ebb-partition-count for
+// a container with partition key def.
+func parsePartitionCount(h string, def document.PKDef) (int, error) {
+	if h == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(h))
+	if err != nil || n < 1 || n > keyspace.MaxPartitions {
+		return 0, dberr.BadRequest("The %s header %q must be a number of physical partitions from 1 to %d.", partitionCountHeader, h, keyspace.MaxPartitions)
+	}
+	if n > 1 && def.HashV1() {
+		return 0, dberr.BadRequest("A container whose partition key has version 1 has one physical partition; %s %d needs partition key version 2.", partitionCountHeader, n)
+	}
+	return n, nil
+}
+
+// partitionBounds returns the EPKs where partitions 1 … n-1 of n begin.
+func partitionBounds(n int) []string {
+	if n <= 1 {
+		return nil
+	}
+	space := new(big.Int).Lsh(big.NewInt(1), 126)
+	bounds := make([]string, n-1)
+	for p := 1; p < n; p++ {
+		b := new(big.Int).Mul(space, big.NewInt(int64(p)))
+		b.Div(b, big.NewInt(int64(n)))
+		bounds[p-1] = fmt.Sprintf("%032X", b)
+	}
+	return bounds
+}
+
+// setPartitions makes c a container of n physical partitions.
+func (c *container) setPartitions(n int) {
+	c.parts, c.bounds = max(n, 1), partitionBounds(n)
+}
+
+// partitionOf returns the physical partition of the items of the
+// (complete) partition key pk.
+func (c *container) partitionOf(pk document.PartitionKey) int {
+	if c.parts <= 1 {
+		return 0
+	}
+	epk := c.pk.EPK(pk)
+	return sort.Search(len(c.bounds), func(i int) bool { return c.bounds[i] > epk })
+}
+
+// partitionOfKey returns the physical partition of the items whose
+// encoded partition key starts pkEnc (an item key after its prefix will
+// do).
+func (c *container) partitionOfKey(pkEnc []byte) (int, error) {
+	if c.parts <= 1 {
+		return 0, nil
+	}
+	pk, _, err := document.DecodePK(pkEnc, len(c.pk.Paths))
+	if err != nil {
+		return 0, fmt.Errorf("engine: item key: %w", err)
+	}
+	return c.partitionOf(pk), nil
+}
+
+// checkPartition fails a write of the item at doc key key in a
+// transaction over the partition whose state is st when the item is not
+// that partition's: a bug, which would put its LSN in another
+// partition's sequence.
+func (c *container) checkPartition(key []byte, st *collState) error {
+	if c.parts <= 1 {
+		return nil
+	}
+	p, err := c.partitionOfKey(key[docPrefixLen:])
+	if err != nil {
+		return err
+	}
+	if want := keyspace.LSNPartition(st.lsn); p != want {
+		return fmt.Errorf("engine: item of partition %d written in a transaction of partition %d", p, want)
+	}
+	return nil
+}
+
+// inPartition reports whether the item at doc key key is in partition p.
+func (c *container) inPartition(key []byte, p int) bool {
+	q, err := c.partitionOfKey(key[docPrefixLen:])
+	return err == nil && q == p
+}
+
+// feedPartition returns the physical partition a change feed request
+// reads: a feed follows one partition's log sequence. It is the range
+// the request names, or the partition of the partition key it is scoped
+// to (pk, encoded), or the only one.
+func (c *container) feedPartition(src *docSource, pk []byte, rangeID string) (int, error) {
+	switch {
+	case rangeID != "":
+		return src.part, nil
+	case c.parts == 1:
+		return 0, nil
+	case len(pk) > 0:
+		key, rest, err := document.DecodePK(pk, len(c.pk.Paths))
+		if err == nil && len(rest) == 0 {
+			return c.partitionOf(key), nil
+		}
+	}
+	return 0, dberr.BadRequest("This container has %d physical partitions, and a change feed follows one partition's log: read it one partition key range at a time (x-ms-documentdb-partitionkeyrangeid, as the SDKs' feed ranges do), or for one complete partition key.", c.parts)
+}
+
+// partitionRange returns the EPK range [min, max) of partition p, as
+// pkranges lists it.
+func (c *container) partitionRange(p int) (minInclusive, maxExclusive string) {
+	minInclusive, maxExclusive = "", "FF"
+	if p > 0 {
+		minInclusive = c.bounds[p-1]
+	}
+	if p < len(c.bounds) {
+		maxExclusive = c.bounds[p]
+	}
+	return minInclusive, maxExclusive
+}
+
+// partitionStateKeys are the keys of the write states of every
+// partition of c: the locks of a transaction over all its data.
+func (c *container) partitionStateKeys() [][]byte {
+	ks := make([][]byte, max(c.parts, 1))
+	for p := range ks {
+		ks[p] = keyspace.PartitionStateKey(c.rid, p)
+	}
+	return ks
+}
+
+// parsePartitionID reads a partition key range id, as the SDKs send it
+// in x-ms-documentdb-partitionkeyrangeid; ok is false for an id that is
+// not one of c's ranges.
+func (c *container) parsePartitionID(id string) (p int, ok bool) {
+	n, err := strconv.Atoi(id)
+	if err != nil || n < 0 || n >= c.parts || strconv.Itoa(n) != id {
+		return 0, false
+	}
+	return n, true
+}
+
+// errNoSuchRange is the service's answer to a request for a partition
+// key range the container does not have (it was split, or never was):
+// 410 with substatus 1002, on which the SDKs refresh their ranges.
+func (c *container) errNoSuchRange(id string) error {
+	return &Error{Kind: KindGone, SubStatus: 1002, Message: fmt.Sprintf("The partition key range '%s' does not exist; this container's ranges are 0 to %d.", id, c.parts-1)}
+}
+
+// loadPartitionCounts reads every container's number of partitions.
+func loadPartitionCounts(r storage.Reader, cat *catalog) error {
+	colls := map[[8]byte]*container{}
+	for _, db := range cat.dbs {
+		for _, c := range db.colls {
+			c.setPartitions(1)
+			colls[c.rid] = c
+		}
+	}
+	it := r.Scan([]byte{keyspace.Parts}, []byte{keyspace.Parts + 1}, false)
+	defer it.Close()
+	for it.Next() {
+		k, v := it.Key(), it.Value()
+		if len(k) != 1+8 || len(v) != 2 {
+			return errors.New("engine: corrupt partition count")
+		}
+		if c := colls[[8]byte(k[1:])]; c != nil {
+			c.setPartitions(int(binary.BigEndian.Uint16(v)))
+		}
+	}
+	return it.Err()
+}
+
+// initPartitions writes the state of each of c's partitions, and their
+// number when more than one, for a new container.
+func initPartitions(w storage.Writer, c *container) error {
+	for p := range c.parts {
+		st := collState{lsn: keyspace.PartitionLSN(p, 0), seq: keyspace.PartitionLSN(p, 0)}
+		if err := w.Set(keyspace.PartitionStateKey(c.rid, p), st.encode()); err != nil {
+			return err
+		}
+	}
+	if c.parts == 1 {
+		return nil
+	}
+	return w.Set(keyspace.PartsKey(c.rid), binary.BigEndian.AppendUint16(nil, uint16(c.parts)))
+}
+
+// version is how far a container has been written, as of one snapshot:
+// each physical partition's last LSN. Versions read from snapshots are
+// ordered, since every partition's LSN only grows.
+type version []uint64
+
+func (v version) equal(o version) bool { return slices.Equal(v, o) }
+
+// behind reports whether v is older than o.
+func (v version) behind(o version) bool {
+	if len(v) != len(o) || v.equal(o) {
+		return false
+	}
+	for p := range v {
+		if v[p] > o[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// distance is how many LSNs o is ahead of v, in all partitions.
+// REQUIRES: v is o or behind it.
+func (v version) distance(o version) uint64 {
+	var n uint64
+	for p := range v {
+		n += o[p] - v[p]
+	}
+	return n
+}
+
+// containerState is what the in-memory search indexes (vector sets,
+// full-text indexes) are read at: the container's version, and its
+// partitions' usage counters together.
+type containerState struct {
+	lsns     version
+	items    int64
+	counting bool
+}
+
+// readContainerState reads the states of all of c's partitions in r.
+func readContainerState(r storage.Reader, c *container) (containerState, error) {
+	cs := containerState{lsns: make(version, c.parts)}
+	for p := range c.parts {
+		st, err := readPartitionState(r, c.rid, p)
+		if err != nil {
+			return containerState{}, err
+		}
+		cs.lsns[p] = st.lsn
+		cs.items += st.items
+		cs.counting = cs.counting || st.counting
+	}
+	return cs, nil
+}
+
+// changesBetween calls f for each item of c written or removed after
+// version from up to version to (changesSince, partition by partition).
+func changesBetween(r storage.Reader, c *container, from, to version, m *workMeter, f func(docKey []byte, gone bool) error) error {
+	for p := range to {
+		if err := changesSince(r, c, from[p]+1, to[p], m, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// partitionedEngine opens an engine with container db/c of n physical
+// partitions (and a defaultTtl of 100 s) holding items i0 … i(items-1),
+// each in its own logical partition.
+func partitionedEngine(t *testing.T, n, items int) (*Engine, func(time.Duration)) {
+	t.Helper()
+	e, clk := newTestEngine(t)
+	ctx := context.Background()
+	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2},"defaultTtl":100}`
+	if _, err := e.CreateContainer(ctx, "db", []byte(body), ThroughputHeaders{Partitions: fmt.Sprint(n)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range items {
+		ref := ItemRef{DB: "db", Coll: "c", PK: fmt.Sprintf(`["k%d"]`, i), HasPK: true}
+		if _, err := e.WriteItem(ctx, ref, Create, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d"}`, i, i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, clk.Advance
+}
+
+// rowIDs reads the ids of rows, sorted.
+func rowIDs(t *testing.T, rows []string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range rows {
+		var doc struct{ ID string }
+		if err := json.Unmarshal([]byte(r), &doc); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, doc.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPartitions: a container of four physical partitions spreads its
+// items over them by EPK, each with its own log sequence, usage and
+// session tokens; a query or feed addressed to a range sees exactly that
+// range's items; and everything adds up to the container.
+func TestPartitions(t *testing.T) {
+	const n, items = 4, 200
+	e, advance := partitionedEngine(t, n, items)
+	ctx := context.Background()
+	c, _ := e.container("db", "c")
+	if c.parts != n {
+		t.Fatalf("parts = %d", c.parts)
+	}
+
+	// The ranges tile the key space.
+	ranges, _, _, err := e.PartitionKeyRanges(ctx, "db", "c")
+	if err != nil || len(ranges) != n {
+		t.Fatalf("pkranges: %d ranges, %v", len(ranges), err)
+	}
+	prev := ""
+	for p, raw := range ranges {
+		var r struct {
+			ID                         string
+			MinInclusive, MaxExclusive string
+		}
+		json.Unmarshal(raw, &r)
+		if r.ID != fmt.Sprint(p) || r.MinInclusive != prev || r.MinInclusive >= r.MaxExclusive {
+			t.Fatalf("range %d: %s", p, raw)
+		}
+		prev = r.MaxExclusive
+	}
+	if prev != "FF" {
+		t.Fatalf("the last range ends at %q", prev)
+	}
+
+	// Every partition holds some items, each under its own LSNs.
+	counts := make([]int, n)
+	err = e.store.View(ctx, func(r storage.Reader) error {
+		for p := range n {
+			st, err := readPartitionState(r, c.rid, p)
+			if err != nil {
+				return err
+			}
+			counts[p] = int(st.items)
+			if keyspace.LSNPartition(st.lsn) != p || keyspace.LSNCount(st.lsn) != uint64(st.items) {
+				t.Errorf("partition %d: lsn %x for %d items", p, st.lsn, st.items)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for p, k := range counts {
+		if k == 0 {
+			t.Errorf("partition %d holds no item of %d", p, items)
+		}
+		total += k
+	}
+	if total != items {
+		t.Fatalf("the partitions hold %d items, want %d", total, items)
+	}
+	res, err := e.ReadContainer(ctx, "db", "c", true)
+	if err != nil || res.Usage == nil || res.Usage.Items != items {
+		t.Fatalf("usage: %+v, %v", res.Usage, err)
+	}
+
+	// A write answers with its partition's session token.
+	pk := `["k7"]`
+	key, err := document.ParsePKHeader(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.partitionOf(key)
+	w, err := e.WriteItem(ctx, ItemRef{DB: "db", Coll: "c", PK: pk, HasPK: true}, Upsert, []byte(`{"id":"i7","pk":"k7","v":1}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d:-1#%d", p, counts[p]+1); w.Session != want {
+		t.Errorf("session token %q, want %q", w.Session, want)
+	}
+
+	// Queries and feeds addressed to a range see that range's items, and
+	// together every item once.
+	var all, feedAll []string
+	for p := range n {
+		rows := rowIDs(t, queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c"), RangeID: fmt.Sprint(p), MaxItemCount: 17}))
+		if len(rows) != counts[p] {
+			t.Errorf("range %d: query returned %d items, want %d", p, len(rows), counts[p])
+		}
+		all = append(all, rows...)
+		var feed []string
+		cont := ""
+		for {
+			fr, err := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c"}, RangeID: fmt.Sprint(p), IfNoneMatch: cont, MaxItemCount: 13})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(fr.Session, fmt.Sprintf("%d:-1#", p)) {
+				t.Errorf("range %d: feed session token %q", p, fr.Session)
+			}
+			if fr.NotModified {
+				break
+			}
+			feed = append(feed, stringRows(fr.Rows)...)
+			cont = fr.ETag
+		}
+		if len(feed) != counts[p] {
+			t.Errorf("range %d: change feed returned %d items, want %d", p, len(feed), counts[p])
+		}
+		feedAll = append(feedAll, rowIDs(t, feed)...)
+	}
+	slices.Sort(all)
+	slices.Sort(feedAll)
+	if len(all) != items || len(slices.Compact(slices.Clone(all))) != items || !slices.Equal(all, feedAll) {
+		t.Fatalf("ranges' queries and feeds: %d and %d rows, want the %d items once each", len(all), len(feedAll), items)
+	}
+	// The whole container, as the gateway serves a cross-partition query.
+	if rows := queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT VALUE c.id FROM c"), CrossPartition: true}); len(rows) != items {
+		t.Errorf("cross-partition query: %d rows", len(rows))
+	}
+	// A feed for one partition key reads its partition; one without a
+	// range or a key cannot say which log to follow.
+	fr, err := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c", PK: pk, HasPK: true}})
+	if err != nil || len(fr.Rows) != 1 {
+		t.Fatalf("feed of %s: %d rows, %v", pk, len(fr.Rows), err)
+	}
+	if _, err := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c"}}); !IsKind(err, KindBadRequest) {
+		t.Errorf("feed of the whole container: %v, want 400", err)
+	}
+	if _, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c"), RangeID: "4"}); !IsKind(err, KindGone) {
+		t.Errorf("query of range 4: %v, want 410", err)
+	}
+
+	// A bulk request whose operations fall in several partitions, and a
+	// delete by partition key.
+	var ops []string
+	for i := range 20 {
+		ops = append(ops, fmt.Sprintf(`{"operationType":"Upsert","partitionKey":"[\"b%d\"]","resourceBody":{"id":"b%d","pk":"b%d"}}`, i, i, i))
+	}
+	br, err := e.ExecuteBatch(ctx, ItemRef{DB: "db", Coll: "c"}, []byte("["+strings.Join(ops, ",")+"]"), BatchOptions{ContinueOnError: true})
+	if err != nil || br.Failed {
+		t.Fatalf("bulk across partitions: %+v, %v", br, err)
+	}
+	if _, err := e.DeletePartition(ctx, ItemRef{DB: "db", Coll: "c", PK: `["k3"]`, HasPK: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Everything expires, in every partition, and is purged.
+	advance(101 * time.Second)
+	waitUntil(t, "every partition purged", func() bool {
+		res, err := e.ReadContainer(ctx, "db", "c", true)
+		return err == nil && res.Usage != nil && res.Usage.Items == 0
+	})
+	if err := e.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPartitionCount: the header's values, and partitions that hold
+// across a restart.
+func TestPartitionCount(t *testing.T) {
+	e, _ := newTestEngine(t)
+	ctx := context.Background()
+	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"0", "257", "x", "2.5"} {
+		_, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`), ThroughputHeaders{Partitions: bad})
+		if !IsKind(err, KindBadRequest) || !strings.Contains(err.Error(), "x-ebb-partition-count") {
+			t.Errorf("x-ebb-partition-count %q: %v", bad, err)
+		}
+	}
+	_, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"version":1}}`), ThroughputHeaders{Partitions: "2"})
+	if !IsKind(err, KindBadRequest) || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("two partitions for a version 1 key: %v", err)
+	}
+}
