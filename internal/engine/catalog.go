@@ -71,11 +71,11 @@ type container struct {
 	// parts is the number of physical partitions, fixed at creation;
 	// bounds are the EPKs where partitions 1 … parts-1 begin
 	// (partitions.go).
-	parts  int
-	bounds []string
-	raw       []byte
-	etag      string
-	offerID   string
+	parts   int
+	bounds  []string
+	raw     []byte
+	etag    string
+	offerID string
 }
 
 type offer struct {

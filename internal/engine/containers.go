@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"reflect"
-	"strconv"
 	"sort"
+	"strconv"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
