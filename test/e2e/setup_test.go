@@ -64,6 +64,20 @@ func (planAwarePolicy) Do(req *policy.Request) (*http.Response, error) {
 	return req.Next()
 }
 
+// partitionCountKey, in a request's context, holds the number of
+// physical partitions a container create asks for (x-ebb-partition-count,
+// which the SDK has no option for).
+type partitionCountKey struct{}
+
+type partitionCountPolicy struct{}
+
+func (partitionCountPolicy) Do(req *policy.Request) (*http.Response, error) {
+	if n, ok := req.Raw().Context().Value(partitionCountKey{}).(int); ok {
+		req.Raw().Header.Set("x-ebb-partition-count", strconv.Itoa(n))
+	}
+	return req.Next()
+}
+
 // start runs Ebb in memory over HTTPS (HTTP/2, self-signed) on a manual
 // clock and returns an SDK client for it.
 func start(t testing.TB) *env {
@@ -138,7 +152,7 @@ func newClient(t testing.TB, endpoint string, transport *http.Client) *azcosmos.
 		t.Fatal(err)
 	}
 	client, err := azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{
-		ClientOptions: azcore.ClientOptions{Transport: transport, PerCallPolicies: []policy.Policy{planAwarePolicy{}}},
+		ClientOptions: azcore.ClientOptions{Transport: transport, PerCallPolicies: []policy.Policy{planAwarePolicy{}, partitionCountPolicy{}}},
 	})
 	if err != nil {
 		t.Fatal(err)
