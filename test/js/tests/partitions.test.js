@@ -114,4 +114,46 @@ describe("physical partitions", () => {
     }
     assert.equal(total, items + 40);
   });
+
+  test("vector and full-text rankings across ranges match one range's", async () => {
+    // The same items in a container of one range and in one of four:
+    // the SDK merges the four ranges' vector rankings, and sums their
+    // full-text statistics before ranking (the plan's hybrid section),
+    // so both must rank exactly as the single range does.
+    const policy = {
+      partitionKey: { paths: ["/pk"], version: 2 },
+      vectorEmbeddingPolicy: { vectorEmbeddings: [{ path: "/v", dataType: "float32", distanceFunction: "cosine", dimensions: 3 }] },
+      fullTextPolicy: { defaultLanguage: "en-US", fullTextPaths: [{ path: "/text", language: "en-US" }] },
+      indexingPolicy: { fullTextIndexes: [{ path: "/text" }], vectorIndexes: [{ path: "/v", type: "flat" }] },
+    };
+    // Every item has its own counts of the two terms and its own length
+    // (i mod 4, 3 and 13 are unique below 156), so no two rank alike and
+    // the rankings have one right order.
+    const docs = Array.from({ length: 60 }, (_, i) => {
+      const words = [...Array(i % 4).fill("alpha"), ...Array(i % 3).fill("delta")];
+      while (words.length < 5 + (i % 13)) words.push(`filler${i}x${words.length}`);
+      return { id: `d${i}`, pk: `p${i}`, text: words.join(" "), v: [Math.sin(i), Math.cos(i), ((i % 7) - 3) / 3] };
+    });
+    const make = async (parts) => {
+      const { container: c } = await database.containers.create(
+        { id: uniqueId("s"), ...policy },
+        { initialHeaders: { "x-ebb-partition-count": String(parts) } },
+      );
+      for (const d of docs) await c.items.create(d);
+      return c;
+    };
+    const one = await make(1);
+    const four = await make(4);
+    const queries = [
+      { query: "SELECT TOP 7 c.id FROM c ORDER BY VectorDistance(c.v, @q)", parameters: [{ name: "@q", value: [0.3, -0.8, 0.2] }] },
+      { query: "SELECT TOP 7 c.id FROM c ORDER BY RANK FullTextScore(c.text, 'alpha', 'delta')" },
+      { query: "SELECT TOP 7 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, 'alpha'), VectorDistance(c.v, @q), [1, 3])", parameters: [{ name: "@q", value: [1, 0, 0] }] },
+    ];
+    for (const q of queries) {
+      const ids = async (c) => (await c.items.query(q).fetchAll()).resources.map((r) => r.id);
+      const want = await ids(one);
+      assert.equal(want.length, 7, q.query);
+      assert.deepEqual(await ids(four), want, q.query);
+    }
+  });
 });
