@@ -157,16 +157,21 @@ func runClusterBench(args []string) error {
 	store := fs.String("store", os.Getenv("EBB_STORE"), "postgres:// URL of an empty database (required)")
 	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs")
 	tempDir := fs.String("temp-dir", "", "directory for the Pebble run's data")
+	partitions := fs.Int("partitions", 8, "physical partitions of the benchmark container (each of the 8 clients writes its own logical partition)")
 	if err := fs.Parse(args); err != nil {
 		return err // main answers flag.ErrHelp with status 0
 	}
 	if *store == "" {
 		return fmt.Errorf("bench cluster: --store postgres://… is required")
 	}
+	if *partitions < 1 || *partitions > 256 {
+		return fmt.Errorf("bench cluster: --partitions must be from 1 to 256; got %d", *partitions)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := bench.RunCluster(ctx, bench.ClusterOptions{
 		Store: *store, Limit: bench.Limit{Duration: *duration}, TempDir: *tempDir, Progress: os.Stderr,
+		Partitions: *partitions,
 	})
 	if err != nil {
 		return err

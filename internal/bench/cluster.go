@@ -19,8 +19,12 @@ import (
 // reads and upserts from eight concurrent clients spread over one or
 // more in-process nodes on the same database, next to one node on
 // durable Pebble on the same machine and to the same upserts written
-// straight to the database with pgx (the baseline). Every node has its own client
-// (its own connection), so requests really are spread.
+// straight to the database with pgx (the baseline). Every node has its
+// own client (its own connection), so requests really are spread. The
+// container has Partitions physical partitions, and each client reads
+// and writes its own logical partition, the clients' partitions spread
+// over the physical ones; one node on PostgreSQL is also measured with
+// one physical partition, where every write takes the same lock.
 
 // ClusterOptions configure RunCluster.
 type ClusterOptions struct {
@@ -30,6 +34,9 @@ type ClusterOptions struct {
 	// Nodes lists the node counts to measure on PostgreSQL; empty means
 	// 1 and 3.
 	Nodes []int
+	// Partitions is the container's number of physical partitions;
+	// zero means one per client (8).
+	Partitions int
 	// Limit is how long each workload runs; zero means 10 s.
 	Limit    Limit
 	TempDir  string
@@ -40,6 +47,7 @@ type ClusterOptions struct {
 type ClusterResult struct {
 	Storage      string
 	Nodes        int
+	Partitions   int
 	Read, Upsert Stats
 	// Updates and Retries are the shared store's write transactions
 	// during the upserts and the attempts they made again after a
@@ -65,16 +73,19 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 	if opts.Limit == (Limit{}) {
 		opts.Limit.Duration = 10 * time.Second
 	}
+	if opts.Partitions <= 0 {
+		opts.Partitions = concurrentClients
+	}
 	rep := ClusterReport{Machine: ThisMachine()}
-	run := func(storage string, nodes int, cfg func(i int) server.Config) error {
+	run := func(storage string, nodes, parts int, cfg func(i int) server.Config) error {
 		if opts.Progress != nil {
-			fmt.Fprintf(opts.Progress, "cluster: %s, %d node(s)\n", storage, nodes)
+			fmt.Fprintf(opts.Progress, "cluster: %s, %d node(s), %d physical partition(s)\n", storage, nodes, parts)
 		}
-		res, err := runNodes(ctx, opts, nodes, cfg)
+		res, err := runNodes(ctx, opts, nodes, parts, cfg)
 		if err != nil {
 			return fmt.Errorf("%s, %d nodes: %w", storage, nodes, err)
 		}
-		res.Storage, res.Nodes = storage, nodes
+		res.Storage, res.Nodes, res.Partitions = storage, nodes, parts
 		rep.Results = append(rep.Results, res)
 		return nil
 	}
@@ -90,11 +101,17 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 		return rep, err
 	}
 	defer os.RemoveAll(dir)
-	if err := run("durable Pebble", 1, func(int) server.Config { return server.Config{DataDir: dir} }); err != nil {
+	if err := run("durable Pebble", 1, opts.Partitions, func(int) server.Config { return server.Config{DataDir: dir} }); err != nil {
 		return rep, err
 	}
+	onPG := func(int) server.Config { return server.Config{Store: opts.Store} }
+	if opts.Partitions > 1 {
+		if err := run("PostgreSQL", 1, 1, onPG); err != nil {
+			return rep, err
+		}
+	}
 	for _, n := range opts.Nodes {
-		if err := run("PostgreSQL", n, func(int) server.Config { return server.Config{Store: opts.Store} }); err != nil {
+		if err := run("PostgreSQL", n, opts.Partitions, onPG); err != nil {
 			return rep, err
 		}
 	}
@@ -103,7 +120,7 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 
 // runNodes starts n servers, loads a container through the first and
 // runs the workloads with eight goroutines spread over all of them.
-func runNodes(ctx context.Context, opts ClusterOptions, n int, cfg func(i int) server.Config) (ClusterResult, error) {
+func runNodes(ctx context.Context, opts ClusterOptions, n, parts int, cfg func(i int) server.Config) (ClusterResult, error) {
 	var res ClusterResult
 	var fixtures []*Fixture
 	var servers []*server.Server
@@ -136,7 +153,7 @@ func runNodes(ctx context.Context, opts ClusterOptions, n int, cfg func(i int) s
 		})
 		var f *Fixture
 		if i == 0 {
-			if f, err = NewFixture(ctx, client, dbID); err == nil {
+			if f, err = NewSpreadFixture(ctx, client, dbID, parts, concurrentClients); err == nil {
 				err = f.Load(ctx, clusterKeys, concurrentClients)
 			}
 		} else {
@@ -209,11 +226,11 @@ const clusterKeys = 1000
 
 // WriteMarkdown prints the cluster report.
 func (r ClusterReport) WriteMarkdown(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "Machine: %s\n\n| storage | nodes | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts |\n|---|---|---|---|---|---|--:|--:|\n", r.Machine); err != nil {
+	if _, err := fmt.Fprintf(w, "Machine: %s\n\n| storage | nodes | physical partitions | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts |\n|---|---|---|---|---|---|---|--:|--:|\n", r.Machine); err != nil {
 		return err
 	}
 	base := r.Baseline.OpsPerSec()
-	if _, err := fmt.Fprintf(w, "| PostgreSQL through pgx (baseline) | — | — | — | %s | %s / %s | 100%% | — |\n",
+	if _, err := fmt.Fprintf(w, "| PostgreSQL through pgx (baseline) | — | — | — | — | %s | %s / %s | 100%% | — |\n",
 		thousands(base), fmtLatency(r.Baseline.P50), fmtLatency(r.Baseline.P99)); err != nil {
 		return err
 	}
@@ -225,7 +242,7 @@ func (r ClusterReport) WriteMarkdown(w io.Writer) error {
 				retried = fmt.Sprintf("%.1f%% (%s of %s)", 100*float64(res.Retries)/float64(res.Updates), thousands(float64(res.Retries)), thousands(float64(res.Updates)))
 			}
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %d | %s | %s / %s | %s | %s / %s | %s | %s |\n", res.Storage, res.Nodes,
+		if _, err := fmt.Fprintf(w, "| %s | %d | %d | %s | %s / %s | %s | %s / %s | %s | %s |\n", res.Storage, res.Nodes, res.Partitions,
 			thousands(res.Read.OpsPerSec()), fmtLatency(res.Read.P50), fmtLatency(res.Read.P99),
 			thousands(res.Upsert.OpsPerSec()), fmtLatency(res.Upsert.P50), fmtLatency(res.Upsert.P99), share, retried); err != nil {
 			return err

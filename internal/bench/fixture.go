@@ -5,10 +5,13 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
@@ -29,7 +32,7 @@ func NewClient(endpoint string) (client *azcosmos.Client, closeIdle func(), err 
 		ForceAttemptHTTP2: true,
 	}
 	client, err = azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{
-		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}},
+		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}, PerCallPolicies: []policy.Policy{partitionCountPolicy{}}},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -37,11 +40,30 @@ func NewClient(endpoint string) (client *azcosmos.Client, closeIdle func(), err 
 	return client, transport.CloseIdleConnections, nil
 }
 
+// partitionCountKey, in a request's context, holds the physical
+// partitions a container create asks for (Ebb's x-ebb-partition-count).
+type partitionCountKey struct{}
+
+type partitionCountPolicy struct{}
+
+func (partitionCountPolicy) Do(req *policy.Request) (*http.Response, error) {
+	if n, ok := req.Raw().Context().Value(partitionCountKey{}).(int); ok {
+		req.Raw().Header.Set("x-ebb-partition-count", strconv.Itoa(n))
+	}
+	return req.Next()
+}
+
 // Fixture is a container prepared for a workload, with the operations the
 // workloads time.
 type Fixture struct {
 	Container *azcosmos.ContainerClient
 	pk        azcosmos.PartitionKey
+	// pks, when set, spread the items over logical partitions: item j is
+	// in pks[j mod len(pks)] (named pkNames[j mod len(pks)]), so worker w
+	// of len(pks) workers, whose operations i have i mod len(pks) = w,
+	// writes only its own.
+	pks     []azcosmos.PartitionKey
+	pkNames []string
 	// keys is how many items were preloaded; reads and upserts cycle
 	// through their ids.
 	keys int
@@ -82,7 +104,56 @@ func AttachFixture(client *azcosmos.Client, dbID string, like *Fixture) (*Fixtur
 	if err != nil {
 		return nil, err
 	}
-	return &Fixture{Container: c, pk: like.pk, keys: like.keys}, nil
+	return &Fixture{Container: c, pk: like.pk, pks: like.pks, pkNames: like.pkNames, keys: like.keys}, nil
+}
+
+// NewSpreadFixture is NewFixture for a container of parts physical
+// partitions whose items are spread over spread logical partitions, one
+// for each of spread workers, chosen to land in different physical
+// partitions as far as there are enough: it writes a probe item to
+// candidate keys and keeps each key whose write answers with the session
+// token of a range not yet taken.
+func NewSpreadFixture(ctx context.Context, client *azcosmos.Client, dbID string, parts, spread int) (*Fixture, error) {
+	f, err := NewFixture(context.WithValue(ctx, partitionCountKey{}, parts), client, dbID)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]int{} // keys kept, by range
+	for k := 0; len(f.pkNames) < spread; k++ {
+		name := fmt.Sprintf("w%d", k)
+		pk := azcosmos.NewPartitionKeyString(name)
+		resp, err := f.Container.UpsertItem(ctx, pk, ItemIn("probe", name, 0), nil)
+		if err != nil {
+			return nil, fmt.Errorf("probe partition key %s: %w", name, err)
+		}
+		rangeID := ""
+		if resp.SessionToken != nil {
+			rangeID, _, _ = strings.Cut(*resp.SessionToken, ":")
+		}
+		// A key of a range that has the fewest so far, every range
+		// having one before any gets two.
+		least := used[rangeID] == 0
+		if len(used) == parts {
+			least = true
+			for _, n := range used {
+				least = least && used[rangeID] <= n
+			}
+		}
+		if !least && k < 100*spread {
+			continue
+		}
+		used[rangeID]++
+		f.pks, f.pkNames = append(f.pks, pk), append(f.pkNames, name)
+	}
+	return f, nil
+}
+
+// pkOf is the partition key of the j-th preloaded item, and its name.
+func (f *Fixture) pkOf(j int) (azcosmos.PartitionKey, string) {
+	if len(f.pks) == 0 {
+		return f.pk, PartitionKey
+	}
+	return f.pks[j%len(f.pks)], f.pkNames[j%len(f.pks)]
 }
 
 // Load upserts items 0…n-1 with the given number of goroutines, and makes
@@ -101,7 +172,8 @@ func (f *Fixture) Load(ctx context.Context, n, concurrency int) error {
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				if _, err := f.Container.UpsertItem(ctx, f.pk, Item(ItemID(i), 0), nil); err != nil {
+				pk, name := f.pkOf(i)
+				if _, err := f.Container.UpsertItem(ctx, pk, ItemIn(ItemID(i), name, 0), nil); err != nil {
 					errs[w] = fmt.Errorf("load item %d: %w", i, err)
 					return
 				}
@@ -121,7 +193,8 @@ func (f *Fixture) Load(ctx context.Context, n, concurrency int) error {
 // Read point-reads the (i mod keys)-th preloaded item.
 // REQUIRES: Load has run.
 func (f *Fixture) Read(ctx context.Context, i int) error {
-	resp, err := f.Container.ReadItem(ctx, f.pk, ItemID(i%f.keys), nil)
+	pk, _ := f.pkOf(i % f.keys)
+	resp, err := f.Container.ReadItem(ctx, pk, ItemID(i%f.keys), nil)
 	if err != nil {
 		return err
 	}
@@ -135,7 +208,8 @@ func (f *Fixture) Read(ctx context.Context, i int) error {
 // SDK asks for a minimal reply, as it does by default.
 // REQUIRES: Load has run.
 func (f *Fixture) Upsert(ctx context.Context, i int) error {
-	_, err := f.Container.UpsertItem(ctx, f.pk, Item(ItemID(i%f.keys), i+1), nil)
+	pk, name := f.pkOf(i % f.keys)
+	_, err := f.Container.UpsertItem(ctx, pk, ItemIn(ItemID(i%f.keys), name, i+1), nil)
 	return err
 }
 
