@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -140,53 +141,72 @@ func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opt
 	}
 	// A transactional batch has one partition key, so one physical
 	// partition. A bulk request's operations may fall in several (a
-	// client's routing can be stale); each run of consecutive operations
-	// in one partition is then a transaction of its own, in order.
+	// client's routing can be stale); it is then one transaction over
+	// those partitions.
+	opParts, parts, err := c.batchPartitions(ops)
+	if err != nil {
+		return BatchResult{}, err
+	}
 	failedAt := -1
-	for start := 0; start < len(ops) && err == nil; {
-		p, end, perr := c.batchRun(ops, start)
-		if perr != nil {
-			return BatchResult{}, perr
+	run := func(txOf func(i int) (*itemTx, error)) error {
+		failedAt = -1
+		var t *itemTx
+		for i := range ops {
+			r := &res.Ops[i]
+			*r = BatchOpResult{Kind: ops[i].kind}
+			if failedAt >= 0 && !opts.ContinueOnError {
+				r.Skipped = true
+				continue
+			}
+			err := ops[i].err
+			if err == nil {
+				if t, err = txOf(i); err != nil {
+					return err
+				}
+				err = t.runBatchOp(&ops[i], r)
+			}
+			if err == nil || IsKind(err, KindNotModified) {
+				r.Err = err
+				continue
+			}
+			if !isClientError(err) {
+				return err // storage failure: the whole request fails
+			}
+			r.Err, r.Resource = err, Resource{Charge: throughput.Error}
+			if failedAt < 0 {
+				failedAt = i
+			}
+			if opts.Atomic {
+				return errBatchAborted
+			}
 		}
-		keys := make([][]byte, 0, end-start)
-		for i := start; i < end; i++ {
+		if t != nil {
+			res.Session = sessionToken(t.st.lsn)
+		}
+		return nil
+	}
+	if len(parts) <= 1 {
+		keys := make([][]byte, 0, len(ops))
+		for i := range ops {
 			if ops[i].key != nil {
 				keys = append(keys, ops[i].key)
 			}
 		}
-		failedBefore := failedAt
+		p := 0
+		if len(parts) == 1 {
+			p = parts[0]
+		}
 		err = e.updateItemsAt(ctx, c, p, e.now(), keys, func(t *itemTx) error {
-			failedAt = failedBefore
-			for i := start; i < end; i++ {
-				r := &res.Ops[i]
-				*r = BatchOpResult{Kind: ops[i].kind}
-				if failedAt >= 0 && !opts.ContinueOnError {
-					r.Skipped = true
-					continue
-				}
-				err := ops[i].err
-				if err == nil {
-					err = t.runBatchOp(&ops[i], r)
-				}
-				if err == nil || IsKind(err, KindNotModified) {
-					r.Err = err
-					continue
-				}
-				if !isClientError(err) {
-					return err // storage failure: the whole request fails
-				}
-				r.Err, r.Resource = err, Resource{Charge: throughput.Error}
-				if failedAt < 0 {
-					failedAt = i
-				}
-				if opts.Atomic {
-					return errBatchAborted
-				}
+			err := run(func(int) (*itemTx, error) { return t, nil })
+			if res.Session == "" {
+				res.Session = sessionToken(t.st.lsn)
 			}
-			res.Session = sessionToken(t.st.lsn)
-			return nil
+			return err
 		})
-		start = end
+	} else {
+		err = e.updateItemsIn(ctx, c, e.now(), parts, func(txFor func(p int) (*itemTx, error)) error {
+			return run(func(i int) (*itemTx, error) { return txFor(opParts[i]) })
+		})
 	}
 	if errors.Is(err, errBatchAborted) {
 		return res.abort(ops, failedAt, res.Ops[failedAt].Err), nil
@@ -203,26 +223,22 @@ func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opt
 	return res, nil
 }
 
-// batchRun returns the physical partition of the operations from start
-// on and the end of their run: the operations up to the first of
-// another partition. An operation that failed validation has no key and
-// joins the run it is in.
-func (c *container) batchRun(ops []batchOp, start int) (p, end int, err error) {
-	p = -1
-	for end = start; end < len(ops); end++ {
-		if ops[end].key == nil {
+// batchPartitions returns the physical partition of each operation with
+// a key, and the partitions they fall in, in order of first appearance.
+func (c *container) batchPartitions(ops []batchOp) (opParts, parts []int, err error) {
+	opParts = make([]int, len(ops))
+	for i := range ops {
+		if ops[i].key == nil {
 			continue
 		}
-		q, err := c.partitionOfKey(ops[end].key[docPrefixLen:])
-		if err != nil {
-			return 0, 0, err
+		if opParts[i], err = c.partitionOfKey(ops[i].key[docPrefixLen:]); err != nil {
+			return nil, nil, err
 		}
-		if p >= 0 && q != p {
-			break
+		if !slices.Contains(parts, opParts[i]) {
+			parts = append(parts, opParts[i])
 		}
-		p = q
 	}
-	return max(p, 0), end, nil
+	return opParts, parts, nil
 }
 
 // abort reports a transactional batch that committed nothing: operation

@@ -35,10 +35,7 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	if err != nil {
 		return Resource{}, err
 	}
-	parts, err := parsePartitionCount(th.Partitions, spec.PK)
-	if err != nil {
-		return Resource{}, err
-	}
+
 	if _, err := e.database(dbID); err != nil {
 		return Resource{}, err
 	}
@@ -56,6 +53,10 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 	// offer, 400 RU/s unless asked otherwise, as on the service.
 	if tp == nil && db.offerID == "" {
 		tp = &Throughput{Manual: 400}
+	}
+	parts, err := parsePartitionCount(th.Partitions, tp, spec.PK)
+	if err != nil {
+		return Resource{}, err
 	}
 	norm := resource.ContainerBody(ms, spec)
 	normMs, _ := document.ObjectMembers(norm)

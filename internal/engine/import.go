@@ -79,7 +79,7 @@ func (e *Engine) ImportItems(ctx context.Context, dbID, collID string, docs [][]
 		kind = Create
 	}
 	var done ImportResult
-	err = e.updateAllItems(ctx, c, at, func(txFor func(p int) (*itemTx, error)) error {
+	err = e.updateItemsIn(ctx, c, at, nil, func(txFor func(p int) (*itemTx, error)) error {
 		done = res // fn may run again after a conflict
 		for _, it := range items {
 			t, err := txFor(c.partitionOf(it.p.pk))

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -493,18 +494,30 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, p int, at time
 	return nil
 }
 
-// updateAllItems runs fn in one storage transaction that holds the
-// locks of all of c's partitions, at instant at: fn gets the item
-// transaction of each partition it writes from txFor, and the states of
-// those it wrote are stored at the end. For work that must be atomic
-// across partitions (an import).
-func (e *Engine) updateAllItems(ctx context.Context, c *container, at time.Time, fn func(txFor func(p int) (*itemTx, error)) error) error {
+// updateItemsIn runs fn in one storage transaction that holds the locks
+// of c's partitions parts (all of them when nil), at instant at: fn gets
+// the item transaction of each partition it writes from txFor, and the
+// states of those it wrote are stored at the end. For work over several
+// partitions at once: an import, which is atomic; a purge batch or a
+// bulk request, which one transaction (one WAL sync on Pebble) serves
+// better than one per partition.
+func (e *Engine) updateItemsIn(ctx context.Context, c *container, at time.Time, parts []int, fn func(txFor func(p int) (*itemTx, error)) error) error {
+	locks := c.partitionStateKeys()
+	if parts != nil {
+		locks = locks[:0:0]
+		for _, p := range parts {
+			locks = append(locks, keyspace.PartitionStateKey(c.rid, p))
+		}
+	}
 	var txs []*itemTx
-	err := e.updateContainer(ctx, c, func(tx storage.Writer) error {
+	err := e.store.UpdateLocked(ctx, locks, func(tx storage.Writer) error {
 		w := index.WithPolicyMemo(tx)
 		txs = make([]*itemTx, c.parts) // fn may run again: start from nothing
 		began := make([]collState, c.parts)
 		err := fn(func(p int) (*itemTx, error) {
+			if parts != nil && !slices.Contains(parts, p) {
+				return nil, fmt.Errorf("engine: partition %d written in a transaction of partitions %v", p, parts)
+			}
 			if txs[p] == nil {
 				st, err := readPartitionState(w, c.rid, p)
 				if err != nil {

@@ -25,9 +25,11 @@ import (
 // PartitionLSN), and its writes hold only its own lock
 // (updateContainer), so writes to different partitions never meet.
 //
-// The number of partitions is fixed when the container is created: one,
-// unless the create request asks for more with x-ebb-partition-count
-// (Ebb's own header). The ranges divide the EPK space evenly: version 2
+// The number of partitions is fixed when the container is created. As on
+// the service, it follows the throughput the container is created with
+// (partitionsFor); the create request can also name it with
+// x-ebb-partition-count (Ebb's own header), for tests and benchmarks.
+// Ebb does not split partitions later, when the throughput is raised. The ranges divide the EPK space evenly: version 2
 // EPKs are MurmurHash3 values with the top two bits cleared, spread
 // evenly over [0, 2^126), so the boundaries are multiples of 2^126/n
 // written as 32 hex digits. Items of version 1 keys, whose EPKs are not
@@ -36,11 +38,30 @@ import (
 // partitionCountHeader names x-ebb-partition-count in messages.
 const partitionCountHeader = "x-ebb-partition-count"
 
+// partitionsFor is how many physical partitions the service gives a
+// container created with its own throughput tp (manual RU/s, or the
+// autoscale maximum): one up to the 10,000 RU/s a physical partition
+// serves (https://learn.microsoft.com/azure/cosmos-db/concepts-limits),
+// and above that one per 6,000 RU/s, as the service lays a new container
+// out (18,000 RU/s on three partitions of 6,000: https://learn.microsoft.com/answers/questions/127055).
+// A container that shares its database's throughput, or whose key has
+// version 1, has one.
+func partitionsFor(tp *Throughput, def document.PKDef) int {
+	if tp == nil || def.HashV1() {
+		return 1
+	}
+	ru := max(tp.Manual, tp.AutoscaleMax)
+	if ru <= 10_000 {
+		return 1
+	}
+	return min((ru+5_999)/6_000, keyspace.MaxPartitions)
+}
+
 // parsePartitionCount reads a create request's x-ebb-partition-count for
-// a container with partition key def.
-func parsePartitionCount(h string, def document.PKDef) (int, error) {
+// a container with partition key def and throughput tp (nil: shared).
+func parsePartitionCount(h string, tp *Throughput, def document.PKDef) (int, error) {
 	if h == "" {
-		return 1, nil
+		return partitionsFor(tp, def), nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(h))
 	if err != nil || n < 1 || n > keyspace.MaxPartitions {

@@ -145,37 +145,39 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 	// The transaction reads at the purge instant, which is never ahead of
 	// any request's: what its re-check finds expired, every request finds
 	// expired.
-	// Each physical partition's items are purged in a transaction of
-	// that partition.
+	// The batch is one transaction over the partitions its items are in,
+	// each partition's items purged under that partition's state.
 	byPartition := make([][]expiry.Due, c.parts)
+	var parts []int
 	for _, d := range due {
 		p, err := c.partitionOfKey(d.PK)
 		if err != nil {
 			return r, err
 		}
+		if byPartition[p] == nil {
+			parts = append(parts, p)
+		}
 		byPartition[p] = append(byPartition[p], d)
 	}
-	for p, due := range byPartition {
-		if len(due) == 0 {
-			continue
-		}
-		var units float64
-		var expiries []int64
-		err = h.e.updateItemsAt(context.Background(), c, p, time.Unix(now, 0), nil, func(t *itemTx) error {
-			units, expiries = 0, expiries[:0] // fn may run again after a conflict
-			return t.purge(due, func(old storedItem) {
-				units += throughput.Write(len(old.doc))
+	err = h.e.updateItemsIn(context.Background(), c, time.Unix(now, 0), parts, func(txFor func(p int) (*itemTx, error)) error {
+		r.Units, r.Expiries = 0, r.Expiries[:0] // fn may run again after a conflict
+		for _, p := range parts {
+			t, err := txFor(p)
+			if err != nil {
+				return err
+			}
+			err = t.purge(byPartition[p], func(old storedItem) {
+				r.Units += throughput.Write(len(old.doc))
 				at, _ := ttl.ExpireAt(old.h.Ts, old.h.TTL, c.ttl)
-				expiries = append(expiries, at)
+				r.Expiries = append(r.Expiries, at)
 			})
-		})
-		if err != nil {
-			return r, err
+			if err != nil {
+				return err
+			}
 		}
-		r.Units += units
-		r.Expiries = append(r.Expiries, expiries...)
-	}
-	return r, nil
+		return nil
+	})
+	return r, err
 }
 
 // purge deletes the items that the expiry entries due name if they are
