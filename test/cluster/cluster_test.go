@@ -1,10 +1,12 @@
 // Package cluster runs three real ebb processes on one PostgreSQL
 // database and checks that they serve one consistent database: writes on
 // one node read on the others, conditional writes lose nothing across
-// nodes, catalog changes reach every node, and a mass expiry is purged
-// exactly once while the node purging it is killed.
+// nodes and partitions, catalog changes reach every node, a mass expiry
+// is purged exactly once while the node purging it is killed, and the
+// database failing over to its standby loses no acknowledged write.
 //
-// It runs when EBB_TEST_POSTGRES_URL is set (see .ci/postgres.sh).
+// It runs when EBB_TEST_POSTGRES_URL is set (see .ci/postgres.sh); the
+// failover test also needs EBB_TEST_POSTGRES_BINDIR.
 package cluster
 
 import (
