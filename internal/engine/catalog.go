@@ -68,11 +68,9 @@ type container struct {
 	computed *query.Computed
 	// pkDeletes are the partition deletes in progress (pkdelete.go).
 	pkDeletes partitionDeletes
-	// parts is the number of physical partitions, fixed at creation;
-	// bounds are the EPKs where partitions 1 … parts-1 begin
-	// (partitions.go).
-	parts   int
-	bounds  []string
+	// layout is how the physical partitions divide the EPK space
+	// (partitions.go, layout.go).
+	layout  *partitionLayout
 	raw     []byte
 	etag    string
 	offerID string
@@ -162,7 +160,7 @@ func loadCatalog(ctx context.Context, store storage.Store) (*catalog, error) {
 		}); err != nil {
 			return err
 		}
-		if err := loadPartitionCounts(r, cat); err != nil {
+		if err := loadPartitionLayouts(r, cat); err != nil {
 			return err
 		}
 		return loadPartitionDeletes(r, cat)

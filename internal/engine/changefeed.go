@@ -80,6 +80,16 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 	if fr.Partition, err = c.feedPartition(src, pk, req.RangeID); err != nil {
 		return ChangeFeedResult{}, err
 	}
+	if r, _ := c.layout.byID(fr.Partition); len(r.ancestors) > 0 {
+		part := fr.Partition
+		for _, a := range r.ancestors {
+			fr.Ancestors = append(fr.Ancestors, feed.Ancestor{Partition: a.id, Final: a.final})
+		}
+		fr.InRange = func(pkEnc []byte) bool {
+			p, err := c.partitionOfKey(pkEnc)
+			return err == nil && p == part
+		}
+	}
 	scan, err := feed.NewScan(fc, fr, pk, func(r storage.Reader) feed.Items {
 		return feedItems{itemReader{r: r, c: c, now: now}}
 	})
@@ -141,7 +151,7 @@ func startLogTrimmer(e *Engine) *feed.Trimmer {
 
 // feedContainer is what package feed needs to know of c.
 func (c *container) feedContainer() feed.Container {
-	return feed.Container{RID: c.rid, Name: c.label(), PK: c.pk, Retention: c.retention, Parts: c.parts}
+	return feed.Container{RID: c.rid, Name: c.label(), PK: c.pk, Retention: c.retention, Partitions: c.layout.every()}
 }
 
 // logRetention returns c's changeFeedPolicy.retentionDuration in minutes.

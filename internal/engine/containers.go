@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/document"
@@ -303,9 +304,9 @@ func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (r
 	if err != nil {
 		return nil, "", "", err
 	}
-	// The ranges never change (there are no splits), so neither does the
-	// etag the SDKs send back to ask whether they did.
-	etag = "\"pkranges-" + c.ridStr + "\""
+	// The etag the SDKs send back to ask whether the ranges changed
+	// names the layout: a split makes a new one.
+	etag = "\"pkranges-" + c.ridStr + "-" + strconv.Itoa(c.layout.next) + "\""
 	var st containerState
 	err = e.store.View(ctx, func(r storage.Reader) error {
 		st, err = readContainerState(r, c)
@@ -314,9 +315,15 @@ func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (r
 	if err != nil {
 		return nil, "", "", err
 	}
-	for p := range c.parts {
+	for i, r := range c.layout.live {
+		p := r.id
 		rangeRID := resource.RIDString(append(c.rid[:], 2, 0, 0, 0, 0, 0, byte(p>>8), byte(p)))
-		lo, hi := c.partitionRange(p)
+		lo, hi := r.min, r.max
+		fraction := 1 / float64(len(c.layout.live))
+		parents := make([]string, len(r.ancestors))
+		for j, a := range r.ancestors {
+			parents[j] = `"` + strconv.Itoa(a.id) + `"`
+		}
 		var b bytes.Buffer
 		b.WriteString(`{"id":"` + strconv.Itoa(p) + `","_rid":`)
 		b.Write(document.AppendQuoted(nil, rangeRID))
@@ -325,8 +332,8 @@ func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (r
 		b.WriteString(`,"_etag":`)
 		b.Write(document.AppendQuoted(nil, etag))
 		b.WriteString(`,"minInclusive":"` + lo + `","maxExclusive":"` + hi + `","ridPrefix":` + strconv.Itoa(p))
-		b.WriteString(`,"throughputFraction":` + strconv.FormatFloat(1/float64(c.parts), 'g', -1, 64))
-		b.WriteString(`,"status":"online","parents":[],"lsn":` + strconv.FormatUint(keyspace.LSNCount(st.lsns[p]), 10) + `,"_ts":0}`)
+		b.WriteString(`,"throughputFraction":` + strconv.FormatFloat(fraction, 'g', -1, 64))
+		b.WriteString(`,"status":"online","parents":[` + strings.Join(parents, ",") + `],"lsn":` + strconv.FormatUint(keyspace.LSNCount(st.lsns[i]), 10) + `,"_ts":0}`)
 		ranges = append(ranges, b.Bytes())
 	}
 	return ranges, etag, c.ridStr, nil

@@ -201,10 +201,7 @@ func (e *Engine) updateContainer(ctx context.Context, c *container, fn func(stor
 // updatePartition). It returns the states read.
 func touchPartitions(w storage.Writer, c *container, ps ...int) ([]collState, error) {
 	if len(ps) == 0 {
-		ps = make([]int, c.parts)
-		for p := range ps {
-			ps[p] = p
-		}
+		ps = c.layout.ids()
 	}
 	sts := make([]collState, len(ps))
 	for i, p := range ps {
@@ -509,11 +506,11 @@ func (e *Engine) updateItemsIn(ctx context.Context, c *container, at time.Time, 
 			locks = append(locks, keyspace.PartitionStateKey(c.rid, p))
 		}
 	}
-	var txs []*itemTx
+	var txs map[int]*itemTx
 	err := e.store.UpdateLocked(ctx, locks, func(tx storage.Writer) error {
 		w := index.WithPolicyMemo(tx)
-		txs = make([]*itemTx, c.parts) // fn may run again: start from nothing
-		began := make([]collState, c.parts)
+		txs = map[int]*itemTx{} // fn may run again: start from nothing
+		began := map[int]collState{}
 		err := fn(func(p int) (*itemTx, error) {
 			if parts != nil && !slices.Contains(parts, p) {
 				return nil, fmt.Errorf("engine: partition %d written in a transaction of partitions %v", p, parts)

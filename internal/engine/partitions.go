@@ -1,12 +1,8 @@
 package engine
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"math/big"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -73,42 +69,28 @@ func parsePartitionCount(h string, tp *Throughput, def document.PKDef) (int, err
 	return n, nil
 }
 
-// partitionBounds returns the EPKs where partitions 1 … n-1 of n begin.
-func partitionBounds(n int) []string {
-	if n <= 1 {
-		return nil
-	}
-	space := new(big.Int).Lsh(big.NewInt(1), 126)
-	bounds := make([]string, n-1)
-	for p := 1; p < n; p++ {
-		b := new(big.Int).Mul(space, big.NewInt(int64(p)))
-		b.Div(b, big.NewInt(int64(n)))
-		bounds[p-1] = fmt.Sprintf("%032X", b)
-	}
-	return bounds
-}
+// setPartitions makes c a container of n physical partitions laid out
+// evenly.
+func (c *container) setPartitions(n int) { c.layout = evenLayout(n) }
 
-// setPartitions makes c a container of n physical partitions.
-func (c *container) setPartitions(n int) {
-	c.parts, c.bounds = max(n, 1), partitionBounds(n)
-}
+// multi reports whether c has more than one live partition.
+func (c *container) multi() bool { return len(c.layout.live) > 1 }
 
 // partitionOf returns the physical partition of the items of the
 // (complete) partition key pk.
 func (c *container) partitionOf(pk document.PartitionKey) int {
-	if c.parts <= 1 {
-		return 0
+	if !c.multi() {
+		return c.layout.live[0].id
 	}
-	epk := c.pk.EPK(pk)
-	return sort.Search(len(c.bounds), func(i int) bool { return c.bounds[i] > epk })
+	return c.layout.find(c.pk.EPK(pk)).id
 }
 
 // partitionOfKey returns the physical partition of the items whose
 // encoded partition key starts pkEnc (an item key after its prefix will
 // do).
 func (c *container) partitionOfKey(pkEnc []byte) (int, error) {
-	if c.parts <= 1 {
-		return 0, nil
+	if !c.multi() {
+		return c.layout.live[0].id, nil
 	}
 	pk, _, err := document.DecodePK(pkEnc, len(c.pk.Paths))
 	if err != nil {
@@ -117,12 +99,27 @@ func (c *container) partitionOfKey(pkEnc []byte) (int, error) {
 	return c.partitionOf(pk), nil
 }
 
+// writtenBy reports whether an item of live partition p may carry an
+// LSN of partition q: its own, or one it was split from.
+func (c *container) writtenBy(p, q int) bool {
+	if p == q {
+		return true
+	}
+	r, _ := c.layout.byID(p)
+	for _, a := range r.ancestors {
+		if a.id == q {
+			return true
+		}
+	}
+	return false
+}
+
 // checkPartition fails a write of the item at doc key key in a
 // transaction over the partition whose state is st when the item is not
 // that partition's: a bug, which would put its LSN in another
 // partition's sequence.
 func (c *container) checkPartition(key []byte, st *collState) error {
-	if c.parts <= 1 {
+	if !c.multi() && len(c.layout.gone) == 0 {
 		return nil
 	}
 	p, err := c.partitionOfKey(key[docPrefixLen:])
@@ -149,60 +146,48 @@ func (c *container) feedPartition(src *docSource, pk []byte, rangeID string) (in
 	switch {
 	case rangeID != "":
 		return src.part, nil
-	case c.parts == 1:
-		return 0, nil
+	case !c.multi():
+		return c.layout.live[0].id, nil
 	case len(pk) > 0:
 		key, rest, err := document.DecodePK(pk, len(c.pk.Paths))
 		if err == nil && len(rest) == 0 {
 			return c.partitionOf(key), nil
 		}
 	}
-	return 0, dberr.BadRequest("This container has %d physical partitions, and a change feed follows one partition's log: read it one partition key range at a time (x-ms-documentdb-partitionkeyrangeid, as the SDKs' feed ranges do), or for one complete partition key.", c.parts)
+	return 0, dberr.BadRequest("This container has %d physical partitions, and a change feed follows one partition's log: read it one partition key range at a time (x-ms-documentdb-partitionkeyrangeid, as the SDKs' feed ranges do), or for one complete partition key.", len(c.layout.live))
 }
 
-// partitionRange returns the EPK range [min, max) of partition p, as
-// pkranges lists it.
-func (c *container) partitionRange(p int) (minInclusive, maxExclusive string) {
-	minInclusive, maxExclusive = "", "FF"
-	if p > 0 {
-		minInclusive = c.bounds[p-1]
-	}
-	if p < len(c.bounds) {
-		maxExclusive = c.bounds[p]
-	}
-	return minInclusive, maxExclusive
-}
-
-// partitionStateKeys are the keys of the write states of every
+// partitionStateKeys are the keys of the write states of every live
 // partition of c: the locks of a transaction over all its data.
 func (c *container) partitionStateKeys() [][]byte {
-	ks := make([][]byte, max(c.parts, 1))
-	for p := range ks {
-		ks[p] = keyspace.PartitionStateKey(c.rid, p)
+	ks := make([][]byte, len(c.layout.live))
+	for i, r := range c.layout.live {
+		ks[i] = keyspace.PartitionStateKey(c.rid, r.id)
 	}
 	return ks
 }
 
 // parsePartitionID reads a partition key range id, as the SDKs send it
 // in x-ms-documentdb-partitionkeyrangeid; ok is false for an id that is
-// not one of c's ranges.
+// not one of c's live ranges (one that was split, or never was).
 func (c *container) parsePartitionID(id string) (p int, ok bool) {
 	n, err := strconv.Atoi(id)
-	if err != nil || n < 0 || n >= c.parts || strconv.Itoa(n) != id {
+	if err != nil || strconv.Itoa(n) != id {
 		return 0, false
 	}
-	return n, true
+	_, live := c.layout.byID(n)
+	return n, live
 }
 
 // errNoSuchRange is the service's answer to a request for a partition
 // key range the container does not have (it was split, or never was):
 // 410 with substatus 1002, on which the SDKs refresh their ranges.
 func (c *container) errNoSuchRange(id string) error {
-	return &Error{Kind: KindGone, SubStatus: 1002, Message: fmt.Sprintf("The partition key range '%s' does not exist; this container's ranges are 0 to %d.", id, c.parts-1)}
+	return &Error{Kind: KindGone, SubStatus: 1002, Message: fmt.Sprintf("The partition key range '%s' is not one of this container's: it was split, or never was. Read the partition key ranges again.", id)}
 }
 
-// loadPartitionCounts reads every container's number of partitions.
-func loadPartitionCounts(r storage.Reader, cat *catalog) error {
+// loadPartitionLayouts reads every container's partition layout.
+func loadPartitionLayouts(r storage.Reader, cat *catalog) error {
 	colls := map[[8]byte]*container{}
 	for _, db := range cat.dbs {
 		for _, c := range db.colls {
@@ -213,12 +198,16 @@ func loadPartitionCounts(r storage.Reader, cat *catalog) error {
 	it := r.Scan([]byte{keyspace.Parts}, []byte{keyspace.Parts + 1}, false)
 	defer it.Close()
 	for it.Next() {
-		k, v := it.Key(), it.Value()
-		if len(k) != 1+8 || len(v) != 2 {
-			return errors.New("engine: corrupt partition count")
+		k := it.Key()
+		if len(k) != 1+8 {
+			return errCorruptLayout
 		}
 		if c := colls[[8]byte(k[1:])]; c != nil {
-			c.setPartitions(int(binary.BigEndian.Uint16(v)))
+			l, err := decodeLayout(it.Value())
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.label(), err)
+			}
+			c.layout = l
 		}
 	}
 	return it.Err()
@@ -227,16 +216,16 @@ func loadPartitionCounts(r storage.Reader, cat *catalog) error {
 // initPartitions writes the state of each of c's partitions, and their
 // number when more than one, for a new container.
 func initPartitions(w storage.Writer, c *container) error {
-	for p := range c.parts {
+	for _, p := range c.layout.ids() {
 		st := collState{lsn: keyspace.PartitionLSN(p, 0), seq: keyspace.PartitionLSN(p, 0)}
 		if err := w.Set(keyspace.PartitionStateKey(c.rid, p), st.encode()); err != nil {
 			return err
 		}
 	}
-	if c.parts == 1 {
+	if !c.multi() {
 		return nil
 	}
-	return w.Set(keyspace.PartsKey(c.rid), binary.BigEndian.AppendUint16(nil, uint16(c.parts)))
+	return w.Set(keyspace.PartsKey(c.rid), c.layout.encode())
 }
 
 // version is how far a container has been written, as of one snapshot:
@@ -278,15 +267,16 @@ type containerState struct {
 	counting bool
 }
 
-// readContainerState reads the states of all of c's partitions in r.
+// readContainerState reads the states of all of c's live partitions in
+// r; the version lists their LSNs in c's layout's order.
 func readContainerState(r storage.Reader, c *container) (containerState, error) {
-	cs := containerState{lsns: make(version, c.parts)}
-	for p := range c.parts {
+	cs := containerState{lsns: make(version, len(c.layout.live))}
+	for i, p := range c.layout.ids() {
 		st, err := readPartitionState(r, c.rid, p)
 		if err != nil {
 			return containerState{}, err
 		}
-		cs.lsns[p] = st.lsn
+		cs.lsns[i] = st.lsn
 		cs.items += st.items
 		cs.counting = cs.counting || st.counting
 	}
@@ -295,6 +285,7 @@ func readContainerState(r storage.Reader, c *container) (containerState, error) 
 
 // changesBetween calls f for each item of c written or removed after
 // version from up to version to (changesSince, partition by partition).
+// REQUIRES: from and to are versions of c's layout.
 func changesBetween(r storage.Reader, c *container, from, to version, m *workMeter, f func(docKey []byte, gone bool) error) error {
 	for p := range to {
 		if err := changesSince(r, c, from[p]+1, to[p], m, f); err != nil {

@@ -61,8 +61,8 @@ func TestPartitions(t *testing.T) {
 	e, advance := partitionedEngine(t, n, items)
 	ctx := context.Background()
 	c, _ := e.container("db", "c")
-	if c.parts != n {
-		t.Fatalf("parts = %d", c.parts)
+	if len(c.layout.live) != n {
+		t.Fatalf("%d partitions", len(c.layout.live))
 	}
 
 	// The ranges tile the key space.

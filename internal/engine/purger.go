@@ -147,7 +147,7 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 	// expired.
 	// The batch is one transaction over the partitions its items are in,
 	// each partition's items purged under that partition's state.
-	byPartition := make([][]expiry.Due, c.parts)
+	byPartition := map[int][]expiry.Due{}
 	var parts []int
 	for _, d := range due {
 		p, err := c.partitionOfKey(d.PK)

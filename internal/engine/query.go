@@ -272,7 +272,7 @@ func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requ
 		if !ok {
 			return nil, c.errNoSuchRange(req.RangeID)
 		}
-		src.scoped, src.part = c.parts > 1, p
+		src.scoped, src.part = c.multi(), p
 	}
 	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 	if req.Ref.HasPK {

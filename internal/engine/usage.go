@@ -122,7 +122,7 @@ type Usage struct {
 // usage reads c's usage and index progress in r.
 func usage(r storage.Reader, c *container) (Usage, error) {
 	u := Usage{Known: true, IndexProgress: 100}
-	for p := range c.parts {
+	for _, p := range c.layout.ids() {
 		st, err := readPartitionState(r, c.rid, p)
 		if err != nil {
 			return Usage{}, err

@@ -42,6 +42,18 @@ type Request struct {
 	// Partition is the physical partition read: a feed follows one
 	// partition's log sequence, and its continuations count in it.
 	Partition int
+	// Ancestors are the partitions Partition was split from, oldest
+	// first, with the last count each wrote; the feed reads their logs,
+	// only the entries InRange says are Partition's, before its own,
+	// whose counts continue after them.
+	Ancestors []Ancestor
+	InRange   func(pkEnc []byte) bool
+}
+
+// Ancestor is a partition a feed's partition was split from.
+type Ancestor struct {
+	Partition int
+	Final     uint64
 }
 
 // Items reads item versions in one storage snapshot as the engine's
@@ -98,10 +110,16 @@ type Scan struct {
 	c    Container
 	mode Mode
 	// fromNow: the request starts from now (If-None-Match: *); else start
-	// is its continuation (0: none), an LSN of partition part.
-	fromNow bool
-	start   uint64
-	part    int
+	// is its continuation (0: none), a count of partition part's log
+	// (which goes on from its ancestors').
+	fromNow   bool
+	start     uint64
+	part      int
+	ancestors []Ancestor
+	inRange   func(pkEnc []byte) bool
+	// own is false while the page reads an ancestor's log, whose entries
+	// inRange filters.
+	own bool
 	// pk is the encoded partition key (or prefix) the feed is scoped to;
 	// empty for the whole container.
 	pk []byte
@@ -131,15 +149,14 @@ func NewScan(c Container, req Request, pk []byte, items func(storage.Reader) Ite
 	if start > keyspace.LSNCount(^uint64(0)) {
 		return nil, badContinuation(req.IfNoneMatch)
 	}
-	if start != 0 {
-		start = keyspace.PartitionLSN(req.Partition, start)
-	}
 	s := &Scan{
-		c:       c,
-		mode:    req.Mode,
-		fromNow: req.IfNoneMatch == "*",
-		start:   start,
-		part:    req.Partition,
+		c:         c,
+		mode:      req.Mode,
+		fromNow:   req.IfNoneMatch == "*",
+		start:     start,
+		part:      req.Partition,
+		ancestors: req.Ancestors,
+		inRange:   req.InRange,
 		pk:      pk,
 		epk:     inRange,
 		since:   -1 << 63,
@@ -159,36 +176,65 @@ func NewScan(c Container, req Request, pk []byte, items func(storage.Reader) Ite
 }
 
 // Read reads the page from snapshot r, in which next is the next LSN
-// of the partition read.
+// of the partition read. The page reads the logs of the partition's
+// ancestors, then its own, from the continuation's count on: the counts
+// go on from each log to the next, so one count says where a page
+// stopped in any of them.
 func (s *Scan) Read(r storage.Reader, next uint64) (Page, error) {
 	s.page = Page{}
+	nextCount := keyspace.LSNCount(next)
 	start := s.start
 	switch {
 	case s.fromNow:
-		start = next
+		start = nextCount
 	case start == 0:
-		start = keyspace.PartitionLSN(s.part, 1)
+		start = 1
 	}
-	var err error
-	if s.mode == AllVersionsAndDeletes {
-		if err := checkNotTrimmed(r, s.c, s.part, start); err != nil {
+	type segment struct {
+		part int
+		end  uint64 // the count after the segment's last
+		own  bool
+	}
+	var segs []segment
+	for _, a := range s.ancestors {
+		segs = append(segs, segment{a.Partition, a.Final + 1, false})
+	}
+	segs = append(segs, segment{s.part, nextCount, true})
+	for _, seg := range segs {
+		if start >= seg.end {
+			continue
+		}
+		from, to := keyspace.PartitionLSN(seg.part, start), keyspace.PartitionLSN(seg.part, seg.end)
+		s.own = seg.own
+		var stop uint64
+		var err error
+		if s.mode == AllVersionsAndDeletes {
+			if err := checkNotTrimmed(r, s.c, seg.part, from); err != nil {
+				return Page{}, err
+			}
+			stop, err = s.scanLog(r, from, to)
+		} else {
+			stop, err = s.scanLatest(r, from, to)
+		}
+		if err != nil {
 			return Page{}, err
 		}
-		next, err = s.scanLog(r, start, next)
-	} else {
-		next, err = s.scanLatest(r, start, next)
+		start = keyspace.LSNCount(stop)
+		if stop != to || s.full() {
+			// The page is full: it goes on from start.
+			s.page.ETag = etag(start)
+			return s.page, nil
+		}
 	}
-	if err != nil {
-		return Page{}, err
-	}
-	s.page.ETag = etag(keyspace.LSNCount(max(next, start)))
+	s.page.ETag = etag(max(nextCount, start))
 	return s.page, nil
 }
 
 // scoped reports whether an item (by its encoded key, which may go on
 // with the id) is in the feed's scope.
 func (s *Scan) scoped(key []byte) bool {
-	return bytes.HasPrefix(key, s.pk) && (s.epk == nil || s.epk(key))
+	return bytes.HasPrefix(key, s.pk) && (s.epk == nil || s.epk(key)) &&
+		(s.own || s.inRange == nil || s.inRange(key))
 }
 
 // full reports whether the page has reached its size.
@@ -196,12 +242,12 @@ func (s *Scan) full() bool {
 	return len(s.page.Rows) >= s.max || s.page.OutBytes >= maxPageBytes
 }
 
-// scanLatest reads the latest-version index from LSN start and returns
-// the continuation: the LSN after the last one read, or end (the
-// container's next LSN) when it read to the end.
+// scanLatest reads the latest-version index from LSN start to end (one
+// partition's) and returns the continuation: the LSN after the last one
+// read, or end when it read to the end.
 func (s *Scan) scanLatest(r storage.Reader, start, end uint64) (uint64, error) {
 	prefix := keyspace.CollPrefix(keyspace.Latest, s.c.RID)
-	it := r.Scan(keyspace.LatestKey(s.c.RID, start), keyspace.LatestKey(s.c.RID, keyspace.PartitionLSN(s.part+1, 0)), false)
+	it := r.Scan(keyspace.LatestKey(s.c.RID, start), keyspace.LatestKey(s.c.RID, end), false)
 	defer it.Close()
 	docPrefix := keyspace.CollPrefix(keyspace.Doc, s.c.RID)
 	items := s.items(r)
@@ -239,7 +285,7 @@ func (s *Scan) scanLatest(r storage.Reader, start, end uint64) (uint64, error) {
 // continuation as scanLatest does.
 func (s *Scan) scanLog(r storage.Reader, start, end uint64) (uint64, error) {
 	prefix := keyspace.CollPrefix(keyspace.Log, s.c.RID)
-	it := r.Scan(keyspace.LogKey(s.c.RID, start), keyspace.LogKey(s.c.RID, keyspace.PartitionLSN(s.part+1, 0)), false)
+	it := r.Scan(keyspace.LogKey(s.c.RID, start), keyspace.LogKey(s.c.RID, end), false)
 	defer it.Close()
 	for it.Next() {
 		lsn, _, err := keys.DecodeUint64(it.Key()[len(prefix):])

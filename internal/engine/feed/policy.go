@@ -16,9 +16,10 @@ type Container struct {
 	// Retention is changeFeedPolicy.retentionDuration in minutes: how
 	// long the log keeps a change. 0: the container keeps no log.
 	Retention int64
-	// Parts is the number of physical partitions, each with its own log
-	// sequence (keyspace.PartitionLSN).
-	Parts int
+	// Partitions are the physical partitions that have a log, each its
+	// own sequence (keyspace.PartitionLSN): the live ones and those split
+	// since (nil: partition 0 alone).
+	Partitions []int
 }
 
 // maxRetention caps changeFeedPolicy.retentionDuration (minutes); it

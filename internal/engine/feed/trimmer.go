@@ -144,7 +144,11 @@ func (t *Trimmer) pass() (time.Duration, bool) {
 			continue
 		}
 		any = any || c.Retention > 0
-		for p := range max(c.Parts, 1) {
+		parts := c.Partitions
+		if parts == nil {
+			parts = []int{0}
+		}
+		for _, p := range parts {
 			next, err := t.trim(c, p, t.cfg.Now())
 			if err != nil {
 				t.cfg.Log.Error("change feed: trim log", "container", c.Name, "partition", p, "err", err)
