@@ -45,6 +45,17 @@ type ImportResult struct {
 // names the item by its position in docs, and nothing of the call is
 // written.
 func (e *Engine) ImportItems(ctx context.Context, dbID, collID string, docs [][]byte, mode ImportMode) (ImportResult, error) {
+	var res ImportResult
+	err := e.retrySplit(ctx, func() (err error) {
+		res, err = e.importItems(ctx, dbID, collID, docs, mode)
+		return err
+	})
+	return res, err
+}
+
+// importItems is ImportItems, run again by retrySplit when it finds its
+// partition split.
+func (e *Engine) importItems(ctx context.Context, dbID, collID string, docs [][]byte, mode ImportMode) (ImportResult, error) {
 	if len(docs) > MaxImportItems {
 		return ImportResult{}, &Error{Kind: KindBadRequest, Message: fmt.Sprintf("An import request holds %d items; the most is %d.", len(docs), MaxImportItems)}
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -126,6 +127,11 @@ func (b *indexBuilder) pass() (retry bool) {
 		}
 		for !b.stopping() {
 			more, err := b.e.indexBatch(context.Background(), c, b.batch)
+			if errors.Is(err, errPartitionSplit) {
+				// The next pass goes on with the split's children.
+				retry = true
+				break
+			}
 			if err != nil {
 				b.e.log.Warn("index rebuild", "container", c.label(), "err", err)
 				retry = true

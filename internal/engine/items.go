@@ -80,17 +80,21 @@ type collState struct {
 	items, bytes int64
 	counting     bool
 	cursor       []byte
+	// split: the partition was split (split.go); its state keeps its
+	// last LSN and takes no more writes.
+	split bool
 }
 
 // A state's encoding: lsn, lastTs and seq (8 bytes each, big-endian),
 // then items and bytes (8 bytes each) and, only while counting, the flag
-// byte stateCounting and the cursor. A state of legacyStateLen bytes was
-// written before Ebb kept the counters: it reads as counting from the
-// first item.
+// byte stateCounting and the cursor, or, once split, the flag byte
+// stateSplit. A state of legacyStateLen bytes was written before Ebb
+// kept the counters: it reads as counting from the first item.
 const (
 	legacyStateLen = 24
 	stateLen       = 40
 	stateCounting  = 1
+	stateSplit     = 2
 )
 
 func (s collState) encode() []byte {
@@ -100,7 +104,10 @@ func (s collState) encode() []byte {
 	b = binary.BigEndian.AppendUint64(b, s.seq)
 	b = binary.BigEndian.AppendUint64(b, uint64(s.items))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.bytes))
-	if s.counting {
+	switch {
+	case s.split:
+		b = append(b, stateSplit)
+	case s.counting:
 		b = append(append(b, stateCounting), s.cursor...)
 	}
 	return b
@@ -110,6 +117,7 @@ func decodeCollState(v []byte) (collState, error) {
 	switch {
 	case len(v) == legacyStateLen, len(v) == stateLen:
 	case len(v) > stateLen && v[stateLen] == stateCounting:
+	case len(v) == stateLen+1 && v[stateLen] == stateSplit:
 	default:
 		return collState{}, fmt.Errorf("engine: corrupt container state (%d bytes)", len(v))
 	}
@@ -124,6 +132,10 @@ func decodeCollState(v []byte) (collState, error) {
 	}
 	s.items = int64(binary.BigEndian.Uint64(v[24:]))
 	s.bytes = int64(binary.BigEndian.Uint64(v[32:]))
+	if len(v) > stateLen && v[stateLen] == stateSplit {
+		s.split = true
+		return s, nil
+	}
 	if len(v) > stateLen {
 		s.counting = true
 		if len(v) > stateLen+1 {
@@ -136,7 +148,7 @@ func decodeCollState(v []byte) (collState, error) {
 // equal reports whether s and o are the same state.
 func (s collState) equal(o collState) bool {
 	return s.lsn == o.lsn && s.lastTs == o.lastTs && s.seq == o.seq && s.items == o.items &&
-		s.bytes == o.bytes && s.counting == o.counting && bytes.Equal(s.cursor, o.cursor)
+		s.bytes == o.bytes && s.counting == o.counting && bytes.Equal(s.cursor, o.cursor) && s.split == o.split
 }
 
 // counts reports whether the usage counters include the item stored at
@@ -189,9 +201,18 @@ func (e *Engine) updatePartition(ctx context.Context, c *container, p int, fn fu
 
 // updateContainer runs fn in a write transaction that holds the locks of
 // all of c's partitions, for work over the whole container (an index
-// rebuild batch).
+// rebuild batch). It fails with errPartitionSplit, before fn runs, when
+// one was split after c was read: the split's children would not be
+// locked.
 func (e *Engine) updateContainer(ctx context.Context, c *container, fn func(storage.Writer) error) error {
-	return e.store.UpdateLocked(ctx, c.partitionStateKeys(), fn)
+	return e.store.UpdateLocked(ctx, c.partitionStateKeys(), func(w storage.Writer) error {
+		for _, p := range c.layout.ids() {
+			if _, err := readWritableState(w, c.rid, p); err != nil {
+				return err
+			}
+		}
+		return fn(w)
+	})
 }
 
 // touchPartitions reads the states of c's partitions ps (all of them
@@ -205,7 +226,7 @@ func touchPartitions(w storage.Writer, c *container, ps ...int) ([]collState, er
 	}
 	sts := make([]collState, len(ps))
 	for i, p := range ps {
-		st, err := readPartitionState(w, c.rid, p)
+		st, err := readWritableState(w, c.rid, p)
 		if err != nil {
 			return nil, err
 		}
@@ -374,6 +395,17 @@ func (c *container) prepareWrite(kind WriteKind, body []byte, id string, hdr doc
 // WriteItem creates, upserts or replaces an item. For Replace, ref.ID is
 // the id in the URL. ifMatch is the If-Match header ("" for none).
 func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, body []byte, ifMatch string) (Resource, error) {
+	var res Resource
+	err := e.retrySplit(ctx, func() (err error) {
+		res, err = e.writeItem(ctx, ref, kind, body, ifMatch)
+		return err
+	})
+	return res, err
+}
+
+// writeItem is WriteItem, run again by retrySplit when it finds its
+// partition split.
+func (e *Engine) writeItem(ctx context.Context, ref ItemRef, kind WriteKind, body []byte, ifMatch string) (Resource, error) {
 	c, err := e.resolve(ref)
 	if err != nil {
 		return Resource{}, err
@@ -468,7 +500,7 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, p int, at time
 			}
 		}
 		w := index.WithPolicyMemo(tx)
-		st, err := readPartitionState(w, c.rid, p)
+		st, err := readWritableState(w, c.rid, p)
 		if err != nil {
 			return err
 		}
@@ -516,7 +548,7 @@ func (e *Engine) updateItemsIn(ctx context.Context, c *container, at time.Time, 
 				return nil, fmt.Errorf("engine: partition %d written in a transaction of partitions %v", p, parts)
 			}
 			if txs[p] == nil {
-				st, err := readPartitionState(w, c.rid, p)
+				st, err := readWritableState(w, c.rid, p)
 				if err != nil {
 					return nil, err
 				}
@@ -762,6 +794,17 @@ func (e *Engine) ReadItemTo(ctx context.Context, ref ItemRef, ifNoneMatch string
 
 // DeleteItem deletes an item.
 func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (Resource, error) {
+	var res Resource
+	err := e.retrySplit(ctx, func() (err error) {
+		res, err = e.deleteItem(ctx, ref, ifMatch)
+		return err
+	})
+	return res, err
+}
+
+// deleteItem is DeleteItem, run again by retrySplit when it finds its
+// partition split.
+func (e *Engine) deleteItem(ctx context.Context, ref ItemRef, ifMatch string) (Resource, error) {
 	c, pkEnc, key, err := e.resolvePoint(ref)
 	if err != nil {
 		return Resource{}, err

@@ -113,6 +113,17 @@ func loadPartitionDeletes(r storage.Reader, cat *catalog) error {
 // container ref.DB/ref.Coll: they are invisible when it returns and
 // deleted in the background.
 func (e *Engine) DeletePartition(ctx context.Context, ref ItemRef) (Resource, error) {
+	var res Resource
+	err := e.retrySplit(ctx, func() (err error) {
+		res, err = e.deletePartition(ctx, ref)
+		return err
+	})
+	return res, err
+}
+
+// deletePartition is DeletePartition, run again by retrySplit when it finds its
+// partition split.
+func (e *Engine) deletePartition(ctx context.Context, ref ItemRef) (Resource, error) {
 	if _, err := e.resolve(ref); err != nil {
 		return Resource{}, err
 	}
@@ -294,7 +305,14 @@ func (d *pkDeleter) runOnce() {
 		for _, c := range db.colls {
 			for pkEnc, del := range c.pkDeletes {
 				if err := d.drain(c, []byte(pkEnc), del); err != nil {
-					if !errors.Is(err, errDeleterStopped) {
+					switch {
+					case errors.Is(err, errPartitionSplit):
+						// Go on in the partition's children, on the
+						// reloaded catalog.
+						if err := d.e.reloadCatalog(context.Background()); err == nil {
+							d.kick()
+						}
+					case !errors.Is(err, errDeleterStopped):
 						d.e.log.Error("delete by partition key", "container", c.label(), "err", err)
 					}
 					return

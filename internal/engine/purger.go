@@ -146,20 +146,32 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 	// any request's: what its re-check finds expired, every request finds
 	// expired.
 	// The batch is one transaction over the partitions its items are in,
-	// each partition's items purged under that partition's state.
+	// each partition's items purged under that partition's state; after
+	// a split of one of them, on the reloaded catalog's.
+	err = h.e.retrySplit(context.Background(), func() error {
+		if c = h.expiring(id); c == nil {
+			return nil
+		}
+		return h.purgeDue(c, due, now, &r)
+	})
+	return r, err
+}
+
+// purgeDue purges due, in one transaction, into r.
+func (h purgeHost) purgeDue(c *container, due []expiry.Due, now int64, r *purger.PurgeResult) error {
 	byPartition := map[int][]expiry.Due{}
 	var parts []int
 	for _, d := range due {
 		p, err := c.partitionOfKey(d.PK)
 		if err != nil {
-			return r, err
+			return err
 		}
 		if byPartition[p] == nil {
 			parts = append(parts, p)
 		}
 		byPartition[p] = append(byPartition[p], d)
 	}
-	err = h.e.updateItemsIn(context.Background(), c, time.Unix(now, 0), parts, func(txFor func(p int) (*itemTx, error)) error {
+	return h.e.updateItemsIn(context.Background(), c, time.Unix(now, 0), parts, func(txFor func(p int) (*itemTx, error)) error {
 		r.Units, r.Expiries = 0, r.Expiries[:0] // fn may run again after a conflict
 		for _, p := range parts {
 			t, err := txFor(p)
@@ -177,7 +189,6 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 		}
 		return nil
 	})
-	return r, err
 }
 
 // purge deletes the items that the expiry entries due name if they are

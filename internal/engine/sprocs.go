@@ -75,6 +75,17 @@ var errStale = errors.New("engine: stored procedure snapshot is stale")
 // ExecuteStoredProcedure runs a stored procedure in the logical
 // partition call.Ref.PK names.
 func (e *Engine) ExecuteStoredProcedure(ctx context.Context, call ProcedureCall) (ProcedureResult, error) {
+	var res ProcedureResult
+	err := e.retrySplit(ctx, func() (err error) {
+		res, err = e.executeStoredProcedure(ctx, call)
+		return err
+	})
+	return res, err
+}
+
+// executeStoredProcedure is ExecuteStoredProcedure, run again by retrySplit when it finds its
+// partition split.
+func (e *Engine) executeStoredProcedure(ctx context.Context, call ProcedureCall) (ProcedureResult, error) {
 	c, err := e.resolve(call.Ref)
 	if err != nil {
 		return ProcedureResult{}, err
@@ -165,7 +176,7 @@ func (e *Engine) scriptTxOnce(ctx context.Context, c *container, pk document.Par
 	var coll *scriptCollection
 	run := func(w storage.Writer) error {
 		w = index.WithPolicyMemo(w)
-		st, err := readPartitionState(w, c.rid, part)
+		st, err := readWritableState(w, c.rid, part)
 		if err != nil {
 			return err
 		}

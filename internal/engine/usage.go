@@ -21,9 +21,8 @@ import (
 //
 // A store written before Ebb kept the counters has states without them
 // (collState's legacy encoding). Such a container is counted once, in
-// the background, by the index builder's goroutine (indexbuild.go), in
-// the state of its one physical partition (a container from before the
-// counters is from before partitions too): each
+// the background, by the index builder's goroutine (indexbuild.go), as
+// are the children of a split partition (split.go): each
 // batch is one transaction that reads the state, counts the next items
 // after the state's cursor and advances it, as an index rebuild walks
 // its cursor. Writes meanwhile keep the counters for the items at or
@@ -37,23 +36,47 @@ import (
 // with its item count max (the builder's batch).
 const countBatchBytes = 8 << 20
 
-// countBatch counts up to max of the next items of c if its state is
-// still counting. more reports that items remain.
+// countBatch counts up to max of the next items of each of c's
+// partitions whose state is still counting. more reports that items
+// remain.
 func (e *Engine) countBatch(ctx context.Context, c *container, max int) (more bool, err error) {
 	// Most containers were counted long ago: look before taking a write
 	// transaction.
-	var counting bool
+	var counting []int
 	err = e.store.View(ctx, func(r storage.Reader) error {
-		st, err := readPartitionState(r, c.rid, 0)
-		counting = st.counting
-		return err
+		for _, p := range c.layout.ids() {
+			st, err := readPartitionState(r, c.rid, p)
+			if err != nil {
+				return err
+			}
+			if st.counting {
+				counting = append(counting, p)
+			}
+		}
+		return nil
 	})
-	if err != nil || !counting {
+	if err != nil || len(counting) == 0 {
 		return false, ignoreDeleted(err)
 	}
-	err = e.updateContainer(ctx, c, func(w storage.Writer) error {
+	for _, p := range counting {
+		m, err := e.countPartitionBatch(ctx, c, p, max)
+		if errors.Is(err, errPartitionSplit) {
+			return true, nil // split meanwhile: its children are counted next
+		}
+		if err != nil {
+			return false, ignoreDeleted(err)
+		}
+		more = more || m
+	}
+	return more, nil
+}
+
+// countPartitionBatch is countBatch for partition p: it walks the next
+// items of the container after p's cursor, and counts those of p.
+func (e *Engine) countPartitionBatch(ctx context.Context, c *container, p int, max int) (more bool, err error) {
+	err = e.updatePartition(ctx, c, p, func(w storage.Writer) error {
 		more = false
-		st, err := readPartitionState(w, c.rid, 0)
+		st, err := readWritableState(w, c.rid, p)
 		if err != nil || !st.counting {
 			return err
 		}
@@ -63,12 +86,21 @@ func (e *Engine) countBatch(ctx context.Context, c *container, max int) (more bo
 			start = append(append(slices.Clip(prefix), st.cursor...), 0)
 		}
 		it := w.Scan(start, keys.PrefixEnd(prefix), false)
-		n, size := 0, 0
+		walked, n, size := 0, 0, 0
 		var last []byte
 		for it.Next() {
-			if n == max || size >= countBatchBytes {
+			if walked == max || size >= countBatchBytes {
 				more = true
 				break
+			}
+			walked++
+			last = append(last[:0], it.Key()...) // the iterator reuses its key
+			if q, err := c.partitionOfKey(last[len(prefix):]); err != nil || q != p {
+				if err != nil {
+					it.Close()
+					return err
+				}
+				continue
 			}
 			_, doc, err := document.DecodeItem(it.Value())
 			if err != nil {
@@ -77,7 +109,6 @@ func (e *Engine) countBatch(ctx context.Context, c *container, max int) (more bo
 			}
 			n++
 			size += len(doc)
-			last = append(last[:0], it.Key()...) // the iterator reuses its key
 		}
 		if err := errors.Join(it.Err(), it.Close()); err != nil {
 			return err
@@ -89,9 +120,9 @@ func (e *Engine) countBatch(ctx context.Context, c *container, max int) (more bo
 		} else {
 			st.counting, st.cursor = false, nil
 		}
-		return w.Set(keyspace.CollMetaKey(c.rid), st.encode())
+		return w.Set(keyspace.PartitionStateKey(c.rid, p), st.encode())
 	})
-	return more, ignoreDeleted(err)
+	return more, err
 }
 
 // ignoreDeleted drops the error of a container deleted under a

@@ -97,6 +97,35 @@ func (g *Gateway) partitionDeletes(w http.ResponseWriter, r *http.Request) error
 	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
 }
 
+// splitPartition serves POST /_ebb/containers/{db}/{coll}/split: it
+// splits the partition key range the body names,
+// {"partitionKeyRangeId": "0"}, in two while clients read and write
+// (engine.SplitPartition), and answers the ranges it made.
+func (g *Gateway) splitPartition(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, 1<<10)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		RangeID *string `json:"partitionKeyRangeId"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil || in.RangeID == nil {
+		return &engine.Error{Kind: engine.KindBadRequest, Message: `The body must name the range to split: {"partitionKeyRangeId": "0"}.`}
+	}
+	res, err := g.eng.SplitPartition(r.Context(), r.PathValue("db"), r.PathValue("coll"), *in.RangeID)
+	if err != nil {
+		return err
+	}
+	out, err := json.Marshal(struct {
+		Parent   string   `json:"partitionKeyRangeId"`
+		Children []string `json:"children"`
+	}{res.Parent, res.Children})
+	if err != nil {
+		return err
+	}
+	return writeResource(w, http.StatusOK, engine.Resource{Body: out, Charge: 1})
+}
+
 // backup serves GET /_ebb/backup: a tar archive of a consistent snapshot
 // of the embedded store, taken while Ebb serves, which `ebb restore`
 // turns back into a data directory. Its size goes ahead in x-ebb-backup-bytes,

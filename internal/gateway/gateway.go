@@ -152,6 +152,7 @@ func (g *Gateway) routes() []route {
 		{"GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus, accessAdmin},
 		{"POST /_ebb/containers/{db}/{coll}/import", g.importItems, accessAdmin},
 		{"GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes, accessAdmin},
+		{"POST /_ebb/containers/{db}/{coll}/split", g.splitPartition, accessAdmin},
 		{"GET /_explorer/emulator.pem", g.certificate, accessOpen},
 	}
 	rs = append(rs, g.scriptRoutes("sprocs", engine.StoredProcedure)...)

@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSplitPartition splits a partition of a container that holds items
+// and has been read: the ranges, queries by range (old continuations
+// included), change feeds (from the beginning, and from the parent's
+// continuation), session tokens, usage and expiry all carry on in the
+// children, and a child splits again.
+func TestSplitPartition(t *testing.T) {
+	const items = 100
+	e, advance := partitionedEngine(t, 2, items)
+	ctx := context.Background()
+	ref := ItemRef{DB: "db", Coll: "c"}
+
+	// What range 0 holds, and a change feed read to its end.
+	before := rowIDs(t, queryPages(t, e, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c"), RangeID: "0"}))
+	drainFeed := func(rangeID, from string) ([]string, string) {
+		t.Helper()
+		var rows []string
+		cont := from
+		for {
+			fr, err := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ref, RangeID: rangeID, IfNoneMatch: cont, MaxItemCount: 7})
+			if err != nil {
+				t.Fatalf("feed of range %s: %v", rangeID, err)
+			}
+			cont = fr.ETag
+			if fr.NotModified {
+				return rows, cont
+			}
+			rows = append(rows, rowIDs(t, stringRows(fr.Rows))...)
+		}
+	}
+	feed0, token0 := drainFeed("0", "")
+	slices.Sort(feed0)
+	if !slices.Equal(feed0, before) {
+		t.Fatalf("range 0: feed %d items, query %d", len(feed0), len(before))
+	}
+	// A query of range 0 stopped after its first page.
+	first, err := e.QueryItems(ctx, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c"), RangeID: "0", MaxItemCount: 10})
+	if err != nil || first.Continuation == "" {
+		t.Fatalf("first page: %v", err)
+	}
+	firstIDs := rowIDs(t, stringRows(first.Rows()))
+	first.Body.Release()
+
+	res, err := e.SplitPartition(ctx, "db", "c", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Children, []string{"2", "3"}) {
+		t.Fatalf("children %v", res.Children)
+	}
+	ranges, _, _, err := e.PartitionKeyRanges(ctx, "db", "c")
+	if err != nil || len(ranges) != 3 {
+		t.Fatalf("pkranges after the split: %d, %v", len(ranges), err)
+	}
+	var r0 struct {
+		ID           string
+		Parents      []string
+		MaxExclusive string
+	}
+	json.Unmarshal(ranges[0], &r0)
+	if r0.ID != "2" || !slices.Equal(r0.Parents, []string{"0"}) {
+		t.Fatalf("first range after the split: %s", ranges[0])
+	}
+
+	// Range 0 is gone; its children hold its items between them.
+	if _, err := e.QueryItems(ctx, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c"), RangeID: "0"}); !IsKind(err, KindGone) {
+		t.Fatalf("query of the split range: %v, want 410", err)
+	}
+	var after []string
+	for _, id := range res.Children {
+		after = append(after, rowIDs(t, queryPages(t, e, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c"), RangeID: id}))...)
+	}
+	slices.Sort(after)
+	if !slices.Equal(after, before) {
+		t.Fatalf("the children hold %d items, the parent held %d", len(after), len(before))
+	}
+	// The first page's continuation goes on in each child.
+	rest := slices.Clone(firstIDs)
+	for _, id := range res.Children {
+		rest = append(rest, rowIDs(t, queryPages(t, e, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c"), RangeID: id, Continuation: first.Continuation}))...)
+	}
+	slices.Sort(rest)
+	if !slices.Equal(rest, before) {
+		t.Fatalf("the first page and the children's rest: %d items, want %d", len(rest), len(before))
+	}
+
+	// Change feeds: from the beginning the children list the parent's
+	// items; from the parent's continuation, nothing until a write.
+	var feedAfter []string
+	childTokens := map[string]string{}
+	for _, id := range res.Children {
+		rows, _ := drainFeed(id, "")
+		feedAfter = append(feedAfter, rows...)
+		more, tok := drainFeed(id, token0)
+		if len(more) != 0 {
+			t.Errorf("child %s from the parent's continuation: %v", id, more)
+		}
+		childTokens[id] = tok
+	}
+	slices.Sort(feedAfter)
+	if !slices.Equal(feedAfter, before) {
+		t.Fatalf("the children's feeds: %d items, want %d", len(feedAfter), len(before))
+	}
+	written := 0
+	for i := range items {
+		pk := fmt.Sprintf(`["k%d"]`, i)
+		w, err := e.WriteItem(ctx, ItemRef{DB: "db", Coll: "c", PK: pk, HasPK: true}, Upsert, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d","v":2}`, i, i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _, _ := strings.Cut(w.Session, ":"); p == "0" {
+			t.Fatalf("a write after the split answered for range 0: %s", w.Session)
+		}
+		written++
+	}
+	var changed []string
+	for _, id := range res.Children {
+		rows, _ := drainFeed(id, childTokens[id])
+		changed = append(changed, rows...)
+	}
+	slices.Sort(changed)
+	if !slices.Equal(changed, before) {
+		t.Fatalf("after rewriting every item the children's feeds list %d changes, want %d", len(changed), len(before))
+	}
+
+	// The children's usage is counted; the container's adds up.
+	waitUntil(t, "the children counted", func() bool {
+		r, err := e.ReadContainer(ctx, "db", "c", true)
+		return err == nil && r.Usage != nil && r.Usage.Known && r.Usage.Items == items
+	})
+	if err := e.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A child splits again; its children read both ancestors' logs.
+	res2, err := e.SplitPartition(ctx, "db", "c", "2")
+	if err != nil || !slices.Equal(res2.Children, []string{"4", "5"}) {
+		t.Fatalf("second split: %+v, %v", res2, err)
+	}
+	var all []string
+	for _, id := range []string{"4", "5", "3", "1"} {
+		rows, _ := drainFeed(id, "")
+		all = append(all, rows...)
+	}
+	slices.Sort(all)
+	if len(all) != items || len(slices.Compact(slices.Clone(all))) != items {
+		t.Fatalf("the live ranges' feeds list %d items, want each of %d once", len(all), items)
+	}
+	if _, err := e.SplitPartition(ctx, "db", "c", "0"); !IsKind(err, KindGone) {
+		t.Errorf("splitting a split range: %v, want 410", err)
+	}
+
+	// Everything still expires and is purged.
+	advance(101 * time.Second)
+	waitUntil(t, "every partition purged", func() bool {
+		r, err := e.ReadContainer(ctx, "db", "c", true)
+		return err == nil && r.Usage != nil && r.Usage.Known && r.Usage.Items == 0
+	})
+	if err := e.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
