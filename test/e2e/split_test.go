@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ebbdb/ebb/internal/auth"
+)
+
+// TestSplitUnderLoad splits a partition key range while Go SDK clients
+// write to every range and read the change feed by feed range: no write
+// fails, the feed, which the SDK carries over to the split's children
+// on its own, ends with every acknowledged version of every item, and
+// ReadMany, which the SDK sends range by range, finds every item in the
+// new ranges.
+func TestSplitUnderLoad(t *testing.T) {
+	e := start(t)
+	db := e.database(t, "db-split")
+	if _, err := db.CreateContainer(context.WithValue(e.ctx, partitionCountKey{}, 2), pkProps("split", "/pk"), nil); err != nil {
+		t.Fatal(err)
+	}
+	// The clients count the 410s the SDK meets (and handles) below it.
+	var gone atomic.Int64
+	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
+	client, err := azcosmos.NewClientWithKey(e.srv.URL, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: insecureTransport(), PerRetryPolicies: []policy.Policy{statusCounter{http.StatusGone, &gone}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := client.NewContainer("db-split", "split")
+	ranges, err := c.ReadFeedRanges(e.ctx, nil)
+	if err != nil || len(ranges) != 2 {
+		t.Fatalf("feed ranges: %d, %v", len(ranges), err)
+	}
+
+	// Four writers, each upserting its own items in turn.
+	const writers, perWriter = 4, 25
+	var (
+		stop   atomic.Bool
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		acked  = map[string]int{}
+		writes atomic.Int64
+	)
+	for w := range writers {
+		wg.Go(func() {
+			for n := 1; !stop.Load(); n++ {
+				for i := range perWriter {
+					id := fmt.Sprintf("w%d-%d", w, i)
+					body := fmt.Appendf(nil, `{"id":%q,"pk":%q,"n":%d}`, id, id, n)
+					if _, err := c.UpsertItem(e.ctx, azcosmos.NewPartitionKeyString(id), body, nil); err != nil {
+						t.Errorf("upsert %s: %v", id, err)
+						stop.Store(true)
+						return
+					}
+					mu.Lock()
+					acked[id] = n
+					mu.Unlock()
+					writes.Add(1)
+				}
+			}
+		})
+	}
+
+	// A reader of the change feed by feed range, from the beginning and
+	// then from its continuation token, keeping each item's latest n.
+	seen := map[string]int{}
+	tokens := make([]string, len(ranges))
+	readFeed := func() {
+		t.Helper()
+		for r := range ranges {
+			opts := azcosmos.ChangeFeedOptions{MaxItemCount: 50}
+			if tokens[r] == "" {
+				opts.FeedRange = &ranges[r]
+			} else {
+				opts.Continuation = &tokens[r]
+			}
+			for range 1000 {
+				resp, err := c.ReadChangeFeed(e.ctx, &opts)
+				if err != nil {
+					t.Fatalf("change feed of range %d: %v", r, err)
+				}
+				tokens[r] = resp.ContinuationToken
+				opts.FeedRange, opts.Continuation = nil, &tokens[r]
+				if resp.RawResponse.StatusCode == http.StatusNotModified {
+					break
+				}
+				for _, raw := range resp.Items {
+					var doc struct {
+						ID string
+						N  int
+					}
+					json.Unmarshal(raw, &doc)
+					seen[doc.ID] = max(seen[doc.ID], doc.N)
+				}
+			}
+		}
+	}
+	for writes.Load() < 300 {
+		readFeed()
+	}
+
+	// Split range 0 while the writers go on.
+	res := newRest(t, e).do(t, "POST", "/_ebb/containers/db-split/split/split", nil, []byte(`{"partitionKeyRangeId":"0"}`))
+	if res.status != http.StatusOK {
+		t.Fatalf("split: %d %s", res.status, res.body)
+	}
+	at := writes.Load()
+	for writes.Load() < at+300 && !stop.Load() {
+		readFeed()
+	}
+	stop.Store(true)
+	wg.Wait()
+	readFeed()
+
+	if got, _ := c.ReadFeedRanges(e.ctx, nil); len(got) != 3 {
+		t.Errorf("%d feed ranges after the split, want 3", len(got))
+	}
+	for id, n := range acked {
+		if seen[id] != n {
+			t.Errorf("%s: the change feed's latest version is n=%d, the last acknowledged n=%d", id, seen[id], n)
+		}
+	}
+	var ids []azcosmos.ItemIdentity
+	for id := range acked {
+		ids = append(ids, azcosmos.ItemIdentity{ID: id, PartitionKey: azcosmos.NewPartitionKeyString(id)})
+	}
+	many, err := c.ReadManyItems(e.ctx, ids, nil)
+	if err != nil || len(many.Items) != len(ids) {
+		t.Fatalf("ReadMany after the split: %d of %d items, %v", len(many.Items), len(ids), err)
+	}
+	if gone.Load() == 0 {
+		t.Error("the SDK never met the split (no 410): the test did not test it")
+	}
+	t.Logf("%d writes, %d items, split under load; the SDK met %d 410s and carried on", writes.Load(), len(acked), gone.Load())
+}
+
+// statusCounter counts the responses of one status.
+type statusCounter struct {
+	status int
+	n      *atomic.Int64
+}
+
+func (s statusCounter) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if err == nil && resp.StatusCode == s.status {
+		s.n.Add(1)
+	}
+	return resp, err
+}
