@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/clock"
 )
 
 // TestSplitUnderLoad splits a partition key range while Go SDK clients
@@ -111,10 +112,13 @@ func TestSplitUnderLoad(t *testing.T) {
 	}
 
 	// Split range 0 while the writers go on.
+	wall := clock.NewSystem()
+	began := wall.Elapsed()
 	res := newRest(t, e).do(t, "POST", "/_ebb/containers/db-split/split/split", nil, []byte(`{"partitionKeyRangeId":"0"}`))
 	if res.status != http.StatusOK {
 		t.Fatalf("split: %d %s", res.status, res.body)
 	}
+	took := wall.Elapsed() - began
 	at := writes.Load()
 	for writes.Load() < at+300 && !stop.Load() {
 		readFeed()
@@ -142,7 +146,7 @@ func TestSplitUnderLoad(t *testing.T) {
 	if gone.Load() == 0 {
 		t.Error("the SDK never met the split (no 410): the test did not test it")
 	}
-	t.Logf("%d writes, %d items, split under load; the SDK met %d 410s and carried on", writes.Load(), len(acked), gone.Load())
+	t.Logf("split under load in %v: %d writes by 4 writers, none failed; the SDK met %d 410s and carried on; 0 of %d items' last versions missing from the change feed", took, writes.Load(), gone.Load(), len(acked))
 }
 
 // statusCounter counts the responses of one status.
