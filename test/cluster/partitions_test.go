@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -15,7 +17,8 @@ import (
 // TestPartitionsAcrossNodes: a container of four physical partitions
 // created on one node is four ranges on every node, and conditional
 // writes from three nodes to items in every partition at once lose no
-// update: each partition's writes take turns on its own lock.
+// update, each partition's writes taking turns on its own lock, even
+// while one of the partitions is split.
 func TestPartitionsAcrossNodes(t *testing.T) {
 	nodes := startNodes(t, 3)
 	a := nodes[0]
@@ -42,8 +45,22 @@ func TestPartitionsAcrossNodes(t *testing.T) {
 		}
 	}
 
-	// Two workers per node, each incrementing every item in turn.
+	// Two workers per node, each incrementing every item in turn, while
+	// node a splits range 0 half-way through: the other nodes learn of
+	// the split from the writes that find their partition split.
 	const rounds = 10
+	var done atomic.Int64
+	splitErr := make(chan error, 1)
+	go func() {
+		for done.Load() < 3*2*rounds*items/2 {
+			runtime.Gosched()
+		}
+		st, _ := a.REST(t, "POST", "/_ebb/containers/db/c/split", nil, `{"partitionKeyRangeId":"0"}`, nil)
+		if st != 200 {
+			splitErr <- fmt.Errorf("split: %d", st)
+		}
+		close(splitErr)
+	}()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	wins := make([]int, items)
@@ -64,6 +81,7 @@ func TestPartitionsAcrossNodes(t *testing.T) {
 							wins[i]++
 							mu.Unlock()
 						}
+						done.Add(1)
 					}
 				}
 			})
@@ -71,10 +89,20 @@ func TestPartitionsAcrossNodes(t *testing.T) {
 	}
 	wg.Wait()
 	close(errs)
+	if err := <-splitErr; err != nil {
+		t.Fatal(err)
+	}
 	for err := range errs {
 		t.Fatal(err)
 	}
 	c, _ := nodes[2].Client.NewContainer("db", "c")
+	for _, nd := range nodes {
+		ebbproc.WaitFor(t, "node "+nd.Name+" to list the split's ranges", func() bool {
+			var list struct{ PartitionKeyRanges []json.RawMessage }
+			st, _ := nd.REST(t, "GET", "/dbs/db/colls/c/pkranges", nil, "", &list)
+			return st == 200 && len(list.PartitionKeyRanges) == 5
+		})
+	}
 	for i := range items {
 		r, err := c.ReadItem(ctx, azcosmos.NewPartitionKeyString(fmt.Sprintf("k%d", i)), fmt.Sprintf("i%d", i), nil)
 		if err != nil {
