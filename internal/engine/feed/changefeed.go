@@ -157,11 +157,11 @@ func NewScan(c Container, req Request, pk []byte, items func(storage.Reader) Ite
 		part:      req.Partition,
 		ancestors: req.Ancestors,
 		inRange:   req.InRange,
-		pk:      pk,
-		epk:     inRange,
-		since:   -1 << 63,
-		max:     req.MaxItemCount,
-		items:   items,
+		pk:        pk,
+		epk:       inRange,
+		since:     -1 << 63,
+		max:       req.MaxItemCount,
+		items:     items,
 	}
 	if !req.Since.IsZero() {
 		s.since = req.Since.Unix()
