@@ -32,7 +32,7 @@ func NewClient(endpoint string) (client *azcosmos.Client, closeIdle func(), err 
 		ForceAttemptHTTP2: true,
 	}
 	client, err = azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{
-		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}, PerCallPolicies: []policy.Policy{partitionCountPolicy{}}},
+		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}, PerCallPolicies: []policy.Policy{PartitionCountPolicy{}}},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -44,9 +44,19 @@ func NewClient(endpoint string) (client *azcosmos.Client, closeIdle func(), err 
 // partitions a container create asks for (Ebb's x-ebb-partition-count).
 type partitionCountKey struct{}
 
-type partitionCountPolicy struct{}
+// WithPartitionCount returns ctx for a container create that asks for n
+// physical partitions (x-ebb-partition-count, which the SDK has no
+// option for), sent by a client with PartitionCountPolicy (NewClient's
+// have it).
+func WithPartitionCount(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, partitionCountKey{}, n)
+}
 
-func (partitionCountPolicy) Do(req *policy.Request) (*http.Response, error) {
+// PartitionCountPolicy sends x-ebb-partition-count on the requests whose
+// context WithPartitionCount made.
+type PartitionCountPolicy struct{}
+
+func (PartitionCountPolicy) Do(req *policy.Request) (*http.Response, error) {
 	if n, ok := req.Raw().Context().Value(partitionCountKey{}).(int); ok {
 		req.Raw().Header.Set("x-ebb-partition-count", strconv.Itoa(n))
 	}
@@ -114,7 +124,7 @@ func AttachFixture(client *azcosmos.Client, dbID string, like *Fixture) (*Fixtur
 // candidate keys and keeps each key whose write answers with the session
 // token of a range not yet taken.
 func NewSpreadFixture(ctx context.Context, client *azcosmos.Client, dbID string, parts, spread int) (*Fixture, error) {
-	f, err := NewFixture(context.WithValue(ctx, partitionCountKey{}, parts), client, dbID)
+	f, err := NewFixture(WithPartitionCount(ctx, parts), client, dbID)
 	if err != nil {
 		return nil, err
 	}

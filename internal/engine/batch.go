@@ -123,12 +123,7 @@ var errBatchAborted = errors.New("engine: batch aborted")
 // ExecuteBatch runs a transactional batch or a bulk request on the
 // container ref names. ref.PK is the batch's partition key header.
 func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opts BatchOptions) (BatchResult, error) {
-	var res BatchResult
-	err := e.retrySplit(ctx, func() (err error) {
-		res, err = e.executeBatch(ctx, ref, body, opts)
-		return err
-	})
-	return res, err
+	return retrySplit(ctx, e, func() (BatchResult, error) { return e.executeBatch(ctx, ref, body, opts) })
 }
 
 // executeBatch is ExecuteBatch, run again by retrySplit when it finds its

@@ -161,12 +161,7 @@ func (e *Engine) Containers(ctx context.Context, dbID string) ([][]byte, string,
 // at once and is built in the background (package index); queries scan
 // until it is, evaluating the new computed properties.
 func (e *Engine) ReplaceContainer(ctx context.Context, dbID, id string, body []byte, ifMatch string) (Resource, error) {
-	var res Resource
-	err := e.retrySplit(ctx, func() (err error) {
-		res, err = e.replaceContainer(ctx, dbID, id, body, ifMatch)
-		return err
-	})
-	return res, err
+	return retrySplit(ctx, e, func() (Resource, error) { return e.replaceContainer(ctx, dbID, id, body, ifMatch) })
 }
 
 // replaceContainer is ReplaceContainer, run again by retrySplit when it finds its

@@ -45,12 +45,7 @@ type ImportResult struct {
 // names the item by its position in docs, and nothing of the call is
 // written.
 func (e *Engine) ImportItems(ctx context.Context, dbID, collID string, docs [][]byte, mode ImportMode) (ImportResult, error) {
-	var res ImportResult
-	err := e.retrySplit(ctx, func() (err error) {
-		res, err = e.importItems(ctx, dbID, collID, docs, mode)
-		return err
-	})
-	return res, err
+	return retrySplit(ctx, e, func() (ImportResult, error) { return e.importItems(ctx, dbID, collID, docs, mode) })
 }
 
 // importItems is ImportItems, run again by retrySplit when it finds its

@@ -395,12 +395,7 @@ func (c *container) prepareWrite(kind WriteKind, body []byte, id string, hdr doc
 // WriteItem creates, upserts or replaces an item. For Replace, ref.ID is
 // the id in the URL. ifMatch is the If-Match header ("" for none).
 func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, body []byte, ifMatch string) (Resource, error) {
-	var res Resource
-	err := e.retrySplit(ctx, func() (err error) {
-		res, err = e.writeItem(ctx, ref, kind, body, ifMatch)
-		return err
-	})
-	return res, err
+	return retrySplit(ctx, e, func() (Resource, error) { return e.writeItem(ctx, ref, kind, body, ifMatch) })
 }
 
 // writeItem is WriteItem, run again by retrySplit when it finds its
@@ -794,12 +789,7 @@ func (e *Engine) ReadItemTo(ctx context.Context, ref ItemRef, ifNoneMatch string
 
 // DeleteItem deletes an item.
 func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (Resource, error) {
-	var res Resource
-	err := e.retrySplit(ctx, func() (err error) {
-		res, err = e.deleteItem(ctx, ref, ifMatch)
-		return err
-	})
-	return res, err
+	return retrySplit(ctx, e, func() (Resource, error) { return e.deleteItem(ctx, ref, ifMatch) })
 }
 
 // deleteItem is DeleteItem, run again by retrySplit when it finds its

@@ -17,12 +17,7 @@ import (
 // validated like any write. The optional condition is a filter such as
 // "from c where c.status = 'open'"; when it does not match, 412.
 func (e *Engine) PatchItem(ctx context.Context, ref ItemRef, body []byte, ifMatch string) (Resource, error) {
-	var res Resource
-	err := e.retrySplit(ctx, func() (err error) {
-		res, err = e.patchItem(ctx, ref, body, ifMatch)
-		return err
-	})
-	return res, err
+	return retrySplit(ctx, e, func() (Resource, error) { return e.patchItem(ctx, ref, body, ifMatch) })
 }
 
 // patchItem is PatchItem, run again by retrySplit when it finds its

@@ -113,12 +113,7 @@ func loadPartitionDeletes(r storage.Reader, cat *catalog) error {
 // container ref.DB/ref.Coll: they are invisible when it returns and
 // deleted in the background.
 func (e *Engine) DeletePartition(ctx context.Context, ref ItemRef) (Resource, error) {
-	var res Resource
-	err := e.retrySplit(ctx, func() (err error) {
-		res, err = e.deletePartition(ctx, ref)
-		return err
-	})
-	return res, err
+	return retrySplit(ctx, e, func() (Resource, error) { return e.deletePartition(ctx, ref) })
 }
 
 // deletePartition is DeletePartition, run again by retrySplit when it finds its

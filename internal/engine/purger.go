@@ -148,13 +148,12 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 	// The batch is one transaction over the partitions its items are in,
 	// each partition's items purged under that partition's state; after
 	// a split of one of them, on the reloaded catalog's.
-	err = h.e.retrySplit(context.Background(), func() error {
+	return retrySplit(context.Background(), h.e, func() (purger.PurgeResult, error) {
 		if c = h.expiring(id); c == nil {
-			return nil
+			return r, nil
 		}
-		return h.purgeDue(c, due, now, &r)
+		return r, h.purgeDue(c, due, now, &r)
 	})
-	return r, err
 }
 
 // purgeDue purges due, in one transaction, into r.

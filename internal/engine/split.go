@@ -56,17 +56,17 @@ const maxSplitRetries = 4
 
 // retrySplit runs op, and runs it again on a reloaded catalog while it
 // finds its partition split.
-func (e *Engine) retrySplit(ctx context.Context, op func() error) error {
+func retrySplit[T any](ctx context.Context, e *Engine, op func() (T, error)) (T, error) {
 	for attempt := 0; ; attempt++ {
-		err := op()
+		res, err := op()
 		if !errors.Is(err, errPartitionSplit) {
-			return err
+			return res, err
 		}
 		if attempt == maxSplitRetries {
-			return &Error{Kind: KindGone, SubStatus: 1002, Message: "The partition this request was for was split again and again while it ran; retry it."}
+			return res, &Error{Kind: KindGone, SubStatus: 1002, Message: "The partition this request was for was split again and again while it ran; retry it."}
 		}
 		if err := e.reloadCatalog(ctx); err != nil {
-			return err
+			return res, err
 		}
 	}
 }

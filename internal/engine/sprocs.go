@@ -75,12 +75,7 @@ var errStale = errors.New("engine: stored procedure snapshot is stale")
 // ExecuteStoredProcedure runs a stored procedure in the logical
 // partition call.Ref.PK names.
 func (e *Engine) ExecuteStoredProcedure(ctx context.Context, call ProcedureCall) (ProcedureResult, error) {
-	var res ProcedureResult
-	err := e.retrySplit(ctx, func() (err error) {
-		res, err = e.executeStoredProcedure(ctx, call)
-		return err
-	})
-	return res, err
+	return retrySplit(ctx, e, func() (ProcedureResult, error) { return e.executeStoredProcedure(ctx, call) })
 }
 
 // executeStoredProcedure is ExecuteStoredProcedure, run again by retrySplit when it finds its

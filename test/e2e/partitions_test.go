@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ebbdb/ebb/internal/bench"
 )
 
 // TestPhysicalPartitions drives a container of four physical partitions
@@ -20,7 +21,7 @@ import (
 func TestPhysicalPartitions(t *testing.T) {
 	e := start(t)
 	db := e.database(t, "db-parts")
-	ctx := context.WithValue(e.ctx, partitionCountKey{}, 4)
+	ctx := bench.WithPartitionCount(e.ctx, 4)
 	if _, err := db.CreateContainer(ctx, pkProps("parts", "/pk"), nil); err != nil {
 		t.Fatal(err)
 	}

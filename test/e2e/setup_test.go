@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/bench"
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/server"
 	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
@@ -60,20 +61,6 @@ func (planAwarePolicy) Do(req *policy.Request) (*http.Response, error) {
 	raw := req.Raw()
 	if raw.Context().Value(planAwareKey{}) != nil && strings.EqualFold(raw.Header.Get("x-ms-documentdb-query"), "true") && raw.Header.Get("x-ms-documentdb-partitionkey") == "" {
 		raw.Header.Set("x-ms-documentdb-partitionkeyrangeid", "0")
-	}
-	return req.Next()
-}
-
-// partitionCountKey, in a request's context, holds the number of
-// physical partitions a container create asks for (x-ebb-partition-count,
-// which the SDK has no option for).
-type partitionCountKey struct{}
-
-type partitionCountPolicy struct{}
-
-func (partitionCountPolicy) Do(req *policy.Request) (*http.Response, error) {
-	if n, ok := req.Raw().Context().Value(partitionCountKey{}).(int); ok {
-		req.Raw().Header.Set("x-ebb-partition-count", strconv.Itoa(n))
 	}
 	return req.Next()
 }
@@ -152,7 +139,7 @@ func newClient(t testing.TB, endpoint string, transport *http.Client) *azcosmos.
 		t.Fatal(err)
 	}
 	client, err := azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{
-		ClientOptions: azcore.ClientOptions{Transport: transport, PerCallPolicies: []policy.Policy{planAwarePolicy{}, partitionCountPolicy{}}},
+		ClientOptions: azcore.ClientOptions{Transport: transport, PerCallPolicies: []policy.Policy{planAwarePolicy{}, bench.PartitionCountPolicy{}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/bench"
 	"github.com/ebbdb/ebb/internal/clock"
 )
 
@@ -26,7 +26,7 @@ import (
 func TestSplitUnderLoad(t *testing.T) {
 	e := start(t)
 	db := e.database(t, "db-split")
-	if _, err := db.CreateContainer(context.WithValue(e.ctx, partitionCountKey{}, 2), pkProps("split", "/pk"), nil); err != nil {
+	if _, err := db.CreateContainer(bench.WithPartitionCount(e.ctx, 2), pkProps("split", "/pk"), nil); err != nil {
 		t.Fatal(err)
 	}
 	// The clients count the 410s the SDK meets (and handles) below it.
