@@ -75,9 +75,9 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		}
 		c = &container{id: id, dbID: dbID, dbRID: db.rid}
 		c.follow(spec)
-		c.setPartitions(parts)
 		copy(c.rid[:4], db.rid[:])
 		c.rid[4], c.rid[5], c.rid[6], c.rid[7] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+		c.setPartitions(parts) // after the rid: the partitions' locks name it
 		c.ridStr = resource.RIDString(c.rid[:])
 		c.self = "dbs/" + db.ridStr + "/colls/" + c.ridStr + "/"
 		c.etag = resource.Etag(n)

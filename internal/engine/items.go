@@ -196,7 +196,7 @@ func readPartitionState(r storage.Reader, rid [8]byte, p int) (collState, error)
 // counter too, so they run as serializable Updates and write the locks
 // instead (touchPartitions).
 func (e *Engine) updatePartition(ctx context.Context, c *container, p int, fn func(storage.Writer) error) error {
-	return e.store.UpdateLocked(ctx, [][]byte{keyspace.PartitionStateKey(c.rid, p)}, fn)
+	return e.store.UpdateLocked(ctx, c.partitionLock(p), fn)
 }
 
 // updateContainer runs fn in a write transaction that holds the locks of
@@ -395,7 +395,11 @@ func (c *container) prepareWrite(kind WriteKind, body []byte, id string, hdr doc
 // WriteItem creates, upserts or replaces an item. For Replace, ref.ID is
 // the id in the URL. ifMatch is the If-Match header ("" for none).
 func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, body []byte, ifMatch string) (Resource, error) {
-	return retrySplit(ctx, e, func() (Resource, error) { return e.writeItem(ctx, ref, kind, body, ifMatch) })
+	res, err := e.writeItem(ctx, ref, kind, body, ifMatch)
+	if errors.Is(err, errPartitionSplit) { // rare: no closure on the common path
+		return retrySplit(ctx, e, func() (Resource, error) { return e.writeItem(ctx, ref, kind, body, ifMatch) })
+	}
+	return res, err
 }
 
 // writeItem is WriteItem, run again by retrySplit when it finds its
@@ -472,7 +476,11 @@ func (e *Engine) updateItem(ctx context.Context, c *container, key []byte, fn fu
 	if err != nil {
 		return err
 	}
-	return e.updateItemsAt(ctx, c, p, e.now(), [][]byte{key}, fn)
+	var ahead [][]byte // read ahead only where a read is a round trip
+	if e.shared {
+		ahead = [][]byte{key}
+	}
+	return e.updateItemsAt(ctx, c, p, e.now(), ahead, fn)
 }
 
 // updateItemsAt is updateItems at instant at, for operations on the
@@ -485,7 +493,7 @@ func (e *Engine) updateItem(ctx context.Context, c *container, key []byte, fn fu
 // and its writes with COMMIT) rather than one per read.
 func (e *Engine) updateItemsAt(ctx context.Context, c *container, p int, at time.Time, docKeys [][]byte, fn func(t *itemTx) error) error {
 	var t *itemTx
-	stateKey := keyspace.PartitionStateKey(c.rid, p)
+	stateKey := c.partitionLock(p)[0]
 	err := e.updatePartition(ctx, c, p, func(tx storage.Writer) error {
 		if e.shared {
 			ahead := append([][]byte{stateKey, keyspace.IndexStateKey(c.rid)}, docKeys...)
@@ -789,7 +797,11 @@ func (e *Engine) ReadItemTo(ctx context.Context, ref ItemRef, ifNoneMatch string
 
 // DeleteItem deletes an item.
 func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (Resource, error) {
-	return retrySplit(ctx, e, func() (Resource, error) { return e.deleteItem(ctx, ref, ifMatch) })
+	res, err := e.deleteItem(ctx, ref, ifMatch)
+	if errors.Is(err, errPartitionSplit) { // rare: no closure on the common path
+		return retrySplit(ctx, e, func() (Resource, error) { return e.deleteItem(ctx, ref, ifMatch) })
+	}
+	return res, err
 }
 
 // deleteItem is DeleteItem, run again by retrySplit when it finds its

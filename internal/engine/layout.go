@@ -28,6 +28,9 @@ type pkRange struct {
 	// reads their logs up to those counts, within this range's EPKs,
 	// before its own, whose counts continue after its parent's.
 	ancestors []ancestor
+	// lock is the partition's lock (container.setLayout), live ranges
+	// only.
+	lock [][]byte
 }
 
 type ancestor struct {

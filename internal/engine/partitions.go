@@ -71,7 +71,26 @@ func parsePartitionCount(h string, tp *Throughput, def document.PKDef) (int, err
 
 // setPartitions makes c a container of n physical partitions laid out
 // evenly.
-func (c *container) setPartitions(n int) { c.layout = evenLayout(n) }
+func (c *container) setPartitions(n int) { c.setLayout(evenLayout(n)) }
+
+// setLayout makes l c's layout, with each live partition's lock key
+// made once, for the writes that take it.
+func (c *container) setLayout(l *partitionLayout) {
+	for i := range l.live {
+		// Clipped: an append to a shared key must copy it.
+		l.live[i].lock = [][]byte{slices.Clip(keyspace.PartitionStateKey(c.rid, l.live[i].id))}
+	}
+	c.layout = l
+}
+
+// partitionLock is the lock of c's partition p (its state key), as
+// storage.Store.UpdateLocked takes it. The slice is shared: read only.
+func (c *container) partitionLock(p int) [][]byte {
+	if r, live := c.layout.byID(p); live && r.lock != nil {
+		return r.lock
+	}
+	return [][]byte{keyspace.PartitionStateKey(c.rid, p)}
+}
 
 // multi reports whether c has more than one live partition.
 func (c *container) multi() bool { return len(c.layout.live) > 1 }
@@ -207,7 +226,7 @@ func loadPartitionLayouts(r storage.Reader, cat *catalog) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.label(), err)
 			}
-			c.layout = l
+			c.setLayout(l)
 		}
 	}
 	return it.Err()

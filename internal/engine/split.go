@@ -144,7 +144,7 @@ func (e *Engine) SplitPartition(ctx context.Context, dbID, collID, rangeID strin
 	}
 	next := cat.clone()
 	nc := *c
-	nc.layout = layout
+	nc.setLayout(layout)
 	next.dbs[dbID].colls[collID] = &nc
 	e.publish(next)
 	e.indexer.kick() // counts the children's items
