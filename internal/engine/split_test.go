@@ -171,3 +171,42 @@ func TestSplitPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIndexRebuildAcrossPartitions: an indexing-policy change rebuilds
+// the index of a container of several partitions, writes going on in
+// them meanwhile, and then a split: queries by range read the index.
+func TestIndexRebuildAcrossPartitions(t *testing.T) {
+	const items = 60
+	e, _ := partitionedEngine(t, 3, items)
+	ctx := context.Background()
+	ref := ItemRef{DB: "db", Coll: "c"}
+	body := `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2},"defaultTtl":100,` +
+		`"indexingPolicy":{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/pk/?"}]}}`
+	if _, err := e.ReplaceContainer(ctx, "db", "c", []byte(body), ""); err != nil {
+		t.Fatal(err)
+	}
+	for i := range items {
+		pk := fmt.Sprintf(`["k%d"]`, i)
+		if _, err := e.WriteItem(ctx, ItemRef{DB: "db", Coll: "c", PK: pk, HasPK: true}, Upsert, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d","n":%d}`, i, i, i%6), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, "the rebuild", func() bool { return indexReady(t, e, "c") })
+	if _, err := e.SplitPartition(ctx, "db", "c", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, id := range []string{"0", "3", "4", "2"} {
+		rows, indexed := drainQuery(t, e, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c WHERE c.n = 2"), RangeID: id, MaxItemCount: 3}, false)
+		if !indexed {
+			t.Errorf("range %s: the query did not read the index", id)
+		}
+		got = append(got, rows...)
+	}
+	if len(got) != items/6 {
+		t.Fatalf("the ranges hold %d items with n = 2, want %d", len(got), items/6)
+	}
+}
