@@ -19,17 +19,19 @@ import (
 // partition by its range id, which is its number. Each partition has its
 // own write state and log sequence (keyspace: PartitionStateKey,
 // PartitionLSN), and its writes hold only its own lock
-// (updateContainer), so writes to different partitions never meet.
+// (updatePartition), so writes to different partitions never meet.
 //
-// The number of partitions is fixed when the container is created. As on
-// the service, it follows the throughput the container is created with
-// (partitionsFor); the create request can also name it with
+// How many partitions a container starts with is decided when it is
+// created. As on the service, it follows the throughput it is created
+// with (partitionsFor); the create request can also name it with
 // x-ebb-partition-count (Ebb's own header), for tests and benchmarks.
-// Ebb does not split partitions later, when the throughput is raised. The ranges divide the EPK space evenly: version 2
-// EPKs are MurmurHash3 values with the top two bits cleared, spread
-// evenly over [0, 2^126), so the boundaries are multiples of 2^126/n
-// written as 32 hex digits. Items of version 1 keys, whose EPKs are not
-// spread that way, stay in one partition.
+// The ranges divide the EPK space evenly (layout.go): version 2 EPKs are
+// MurmurHash3 values with the top two bits cleared, spread evenly over
+// [0, 2^126), so the boundaries are multiples of 2^126/n written as 32
+// hex digits. Items of version 1 keys, whose EPKs are not spread that
+// way, stay in one partition. Ebb does not split a partition on its own,
+// when the throughput is raised or the partition grows; an administrative
+// call does (split.go).
 
 // partitionCountHeader names x-ebb-partition-count in messages.
 const partitionCountHeader = "x-ebb-partition-count"
