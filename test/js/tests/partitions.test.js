@@ -186,21 +186,28 @@ describe("physical partitions", () => {
 
     // Writers go on while range 0 is split.
     let stop = false;
+    let writes = 0;
     const writers = Array.from({ length: 4 }, (_, w) =>
       (async () => {
         for (let v = 2; !stop; v++) {
-          for (let i = w; i < n && !stop; i += 4) await c.items.upsert({ id: `s${i}`, pk: `s${i}`, v });
+          for (let i = w; i < n && !stop; i += 4) {
+            await c.items.upsert({ id: `s${i}`, pk: `s${i}`, v });
+            writes++;
+          }
         }
       })(),
     );
-    await new Promise((r) => setTimeout(r, 50));
+    const writesReach = async (k) => {
+      while (writes < k) await new Promise((r) => setImmediate(r));
+    };
+    await writesReach(100);
     const split = await restRequest(server.endpoint, {
       method: "POST",
       path: `/_ebb/containers/${database.id}/${c.id}/split`,
       body: { partitionKeyRangeId: "0" },
     });
     assert.equal(split.status, 200, split.text);
-    await new Promise((r) => setTimeout(r, 50));
+    await writesReach(writes + 100);
     stop = true;
     await Promise.all(writers);
 
