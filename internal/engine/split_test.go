@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -208,5 +209,57 @@ func TestIndexRebuildAcrossPartitions(t *testing.T) {
 	}
 	if len(got) != items/6 {
 		t.Fatalf("the ranges hold %d items with n = 2, want %d", len(got), items/6)
+	}
+}
+
+// TestSplitSurvivesRestart: a split container opens again as it was left:
+// its ranges, its items in them, its children's log sequences.
+func TestSplitSurvivesRestart(t *testing.T) {
+	store := memStore(t)
+	ctx := context.Background()
+	e, _ := openEngine(t, store, Options{})
+	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`), ThroughputHeaders{Partitions: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	write := func(e *Engine, i int) string {
+		t.Helper()
+		w, err := e.WriteItem(ctx, ItemRef{DB: "db", Coll: "c", PK: fmt.Sprintf(`["k%d"]`, i), HasPK: true}, Upsert, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d"}`, i, i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.Session
+	}
+	for i := range 40 {
+		write(e, i)
+	}
+	if _, err := e.SplitPartition(ctx, "db", "c", "1"); err != nil {
+		t.Fatal(err)
+	}
+	before, _, _, err := e.PartitionKeyRanges(ctx, "db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+
+	e2, _ := openEngine(t, store, Options{})
+	after, _, _, err := e2.PartitionKeyRanges(ctx, "db", "c")
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("ranges after a restart: %d, want %d (%v)", len(after), len(before), err)
+	}
+	for i := range before {
+		if !bytes.Equal(before[i], after[i]) {
+			t.Fatalf("range %d after a restart:\n%s\nwas\n%s", i, after[i], before[i])
+		}
+	}
+	for i := range 40 {
+		if s := write(e2, i); strings.HasPrefix(s, "1:") {
+			t.Fatalf("a write after the restart answered for the split range: %s", s)
+		}
+	}
+	if err := e2.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
