@@ -6,10 +6,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
+	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -27,12 +30,16 @@ import (
 //   - The purger: purging is already exactly-once (each item is
 //     re-checked and deleted in a transaction, and only the transaction
 //     that deletes it logs its TTL delete record), but nodes should not
-//     all do the same work. A node purges a container only while it
-//     holds the container's lease, a key naming the node and an expiry
-//     on the wall clock, renewed on every pass; when the holder dies,
-//     another node takes over once the lease expires. Nodes re-read
-//     every container's next deadline each lease period, because writes
-//     served by other nodes do not wake their purgers.
+//     all do the same work. Each physical partition of a container has
+//     a purge lease, a key naming the node and an expiry on the wall
+//     clock, renewed on every pass; a node purges the items of the
+//     partitions whose leases it holds, and the nodes present share the
+//     partitions (holdLeases), so several nodes purge one big container
+//     in parallel. When a holder dies, the others take its partitions
+//     once its leases expire, and scan the container from the start
+//     again for their items. Nodes re-read every container's next
+//     deadline each lease period, because writes served by other nodes
+//     do not wake their purgers.
 //
 // With the embedded store (one process owns it) none of this runs.
 
@@ -169,49 +176,133 @@ func (e *Engine) container(dbID, collID string) (*container, error) {
 	return c, err
 }
 
-// holdLease takes or renews this node's purge lease on container c. If
-// another node holds it, it returns how long until that lease expires.
-func (e *Engine) holdLease(c *container) (bool, time.Duration, error) {
+// holdLeases takes or renews this node's purge leases on c's partitions
+// and returns the partitions it holds. Nodes share a container's
+// partitions: each marks itself present among the container's purgers
+// (a presence key with an expiry, renewed with its leases), keeps at
+// most its share of the partitions (their number over the nodes
+// present, rounded up), lets go of any beyond it, and takes free or
+// expired leases up to it. So one node purges every partition, and
+// several nodes purge one big container in parallel, each its own
+// partitions; when a node dies its leases expire and the others take
+// them. When it holds none, wait is how long until one may come free.
+// On an unshared store the node holds every partition.
+func (e *Engine) holdLeases(c *container) (held []int, wait time.Duration, err error) {
 	if e.cluster == nil {
-		return true, 0, nil
+		return c.layout.ids(), 0, nil
 	}
-	var wait time.Duration
 	now := e.real.Now()
-	err := e.store.Update(context.Background(), func(w storage.Writer) error {
-		wait = 0
-		v, err := w.Get(keyspace.LeaseKey(c.rid))
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-		case err != nil:
+	until := binary.BigEndian.AppendUint64(nil, uint64(now.Add(e.cluster.lease).UnixMilli()))
+	me := e.cluster.nodeID
+	err = e.store.Update(context.Background(), func(w storage.Writer) error {
+		held, wait = held[:0], 0
+		if err := w.Set(keyspace.LeasePresenceKey(c.rid, me), until); err != nil {
 			return err
-		case len(v) > 8:
-			until := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
-			if string(v[8:]) != e.cluster.nodeID && until.After(now) {
-				wait = until.Sub(now)
-				return nil
+		}
+		present, err := presentNodes(w, c.rid, now)
+		if err != nil {
+			return err
+		}
+		ids := c.layout.ids()
+		share := (len(ids) + present - 1) / present
+		var free []int
+		for _, p := range ids {
+			holder, left, err := readLease(w, c.rid, p, now)
+			switch {
+			case err != nil:
+				return err
+			case holder == me && len(held) < share:
+				held = append(held, p)
+			case holder == me: // beyond this node's share: let it go
+				if err := w.Delete(keyspace.LeaseKey(c.rid, p)); err != nil {
+					return err
+				}
+			case holder != "":
+				if wait == 0 || left < wait {
+					wait = left
+				}
+			default:
+				free = append(free, p)
 			}
 		}
-		b := binary.BigEndian.AppendUint64(nil, uint64(now.Add(e.cluster.lease).UnixMilli()))
-		return w.Set(keyspace.LeaseKey(c.rid), append(b, e.cluster.nodeID...))
+		for _, p := range free {
+			if len(held) == share {
+				break
+			}
+			held = append(held, p)
+		}
+		for _, p := range held {
+			if err := w.Set(keyspace.LeaseKey(c.rid, p), append(slices.Clip(until), me...)); err != nil {
+				return err
+			}
+		}
+		if len(held) > 0 {
+			wait = 0
+		}
+		return nil
 	})
-	return wait == 0, wait, err
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(held) == 0 && wait == 0 {
+		wait = e.cluster.lease // every partition is another's share
+	}
+	return held, wait, nil
 }
 
-// leaseHolder names the node holding c's purge lease, "" when none does.
-func (e *Engine) leaseHolder(c *container) (string, error) {
-	var holder string
+// presentNodes counts the nodes whose presence among container rid's
+// purgers has not expired at now.
+func presentNodes(r storage.Reader, rid [8]byte, now time.Time) (int, error) {
+	prefix := keyspace.LeasePresenceKey(rid, "")
+	it := r.Scan(prefix, keys.PrefixEnd(prefix), false)
+	defer it.Close()
+	n := 0
+	for it.Next() {
+		if v := it.Value(); len(v) == 8 && time.UnixMilli(int64(binary.BigEndian.Uint64(v))).After(now) {
+			n++
+		}
+	}
+	return max(n, 1), it.Err()
+}
+
+// readLease reads partition p's purge lease: who holds it and for how
+// long yet; holder is "" for a lease that is free or has expired.
+func readLease(r storage.Reader, rid [8]byte, p int, now time.Time) (holder string, left time.Duration, err error) {
+	v, err := r.Get(keyspace.LeaseKey(rid, p))
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return "", 0, nil
+	case err != nil:
+		return "", 0, err
+	case len(v) <= 8:
+		return "", 0, nil
+	}
+	until := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
+	if !until.After(now) {
+		return "", 0, nil
+	}
+	return string(v[8:]), until.Sub(now), nil
+}
+
+// leaseHolders names the nodes holding c's partitions' purge leases,
+// sorted and joined with commas; "" when none does.
+func (e *Engine) leaseHolders(c *container) (string, error) {
+	var holders []string
 	now := e.real.Now()
 	err := e.store.View(context.Background(), func(r storage.Reader) error {
-		v, err := r.Get(keyspace.LeaseKey(c.rid))
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil
+		for _, p := range c.layout.ids() {
+			holder, _, err := readLease(r, c.rid, p, now)
+			if err != nil {
+				return err
+			}
+			if holder != "" && !slices.Contains(holders, holder) {
+				holders = append(holders, holder)
+			}
 		}
-		if err == nil && len(v) > 8 && time.UnixMilli(int64(binary.BigEndian.Uint64(v))).After(now) {
-			holder = string(v[8:])
-		}
-		return err
+		return nil
 	})
-	return holder, err
+	slices.Sort(holders)
+	return strings.Join(holders, ","), err
 }
 
 // NodeID names this node; empty on an unshared store.

@@ -296,7 +296,7 @@ func deleteContainerData(w storage.Writer, c *container) error {
 			return err
 		}
 	}
-	if err := w.Delete(keyspace.LeaseKey(c.rid)); err != nil {
+	if err := w.DeleteRange(keyspace.LeasePrefix(c.rid), keys.PrefixEnd(keyspace.LeasePrefix(c.rid))); err != nil {
 		return err
 	}
 	return w.Delete(keyspace.CatCollKey(c.dbRID, c.id))

@@ -77,7 +77,11 @@ type Engine struct {
 	// its query plan request.
 	plans *query.Cache
 	// cluster is set when the store is shared with other nodes.
-	cluster   *cluster
+	cluster *cluster
+	// held are the partitions whose purge leases this node held at its
+	// purger's last look, by container (cluster.go).
+	heldMu    sync.Mutex
+	held      map[[8]byte][]int
 	shared    bool
 	pkDeleter *pkDeleter
 	closeOnce sync.Once

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+
+	"github.com/ebbdb/ebb/internal/engine/keyspace"
 )
 
 // partitionLayout is how a container's EPK space is divided among its
@@ -130,6 +132,9 @@ func (l *partitionLayout) split(id int, final uint64) (*partitionLayout, error) 
 	r, live := l.byID(id)
 	if !live {
 		return nil, fmt.Errorf("engine: partition %d is not live", id)
+	}
+	if l.next+1 > keyspace.MaxPartitionID {
+		return nil, errors.New("engine: the container has made as many partitions as it may")
 	}
 	lo, ok1 := boundValue(r.min)
 	hi, ok2 := boundValue(r.max)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -335,7 +336,8 @@ func (d *pkDeleter) drain(c *container, pkEnc []byte, del pkDelete) error {
 	from := prefix
 	for {
 		if e.shared {
-			if ok, _, err := e.holdLease(c); err != nil || !ok {
+			held, _, err := e.holdLeases(c)
+			if err != nil || !slices.Contains(held, part) {
 				return err // another node is deleting; try again on the next poll
 			}
 		}

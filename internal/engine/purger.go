@@ -94,12 +94,43 @@ func (h purgeHost) NextDeadline(id purger.ContainerID, from purger.Cursor) (int6
 	return at, ok, err
 }
 
+// HoldLease holds this node's share of c's partitions (holdLeases).
+// When it gains one, the purger scans c from the start again: its cursor
+// passed over that partition's items while another node held it.
 func (h purgeHost) HoldLease(id purger.ContainerID) (bool, time.Duration, error) {
 	c := h.expiring(id)
 	if c == nil {
 		return false, 0, nil // gone: the purger forgets it when it re-plans
 	}
-	return h.e.holdLease(c)
+	held, wait, err := h.e.holdLeases(c)
+	if err != nil {
+		return false, 0, err
+	}
+	e := h.e
+	e.heldMu.Lock()
+	before := e.held[c.rid]
+	if e.held == nil {
+		e.held = map[[8]byte][]int{}
+	}
+	e.held[c.rid] = held
+	e.heldMu.Unlock()
+	for _, p := range held {
+		if !slices.Contains(before, p) {
+			e.purger.Replan(c.rid)
+			break
+		}
+	}
+	return len(held) > 0, wait, nil
+}
+
+// heldPartitions are the partitions of c whose items this node purges.
+func (e *Engine) heldPartitions(c *container) []int {
+	if e.cluster == nil {
+		return c.layout.ids()
+	}
+	e.heldMu.Lock()
+	defer e.heldMu.Unlock()
+	return e.held[c.rid]
 }
 
 func (h purgeHost) Budget(id purger.ContainerID) purger.Budget {
@@ -156,8 +187,10 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 	})
 }
 
-// purgeDue purges due, in one transaction, into r.
+// purgeDue purges due, in one transaction, into r: the items of the
+// partitions this node holds; another node purges the others.
 func (h purgeHost) purgeDue(c *container, due []expiry.Due, now int64, r *purger.PurgeResult) error {
+	held := h.e.heldPartitions(c)
 	byPartition := map[int][]expiry.Due{}
 	var parts []int
 	for _, d := range due {
@@ -165,10 +198,16 @@ func (h purgeHost) purgeDue(c *container, due []expiry.Due, now int64, r *purger
 		if err != nil {
 			return err
 		}
+		if !slices.Contains(held, p) {
+			continue
+		}
 		if byPartition[p] == nil {
 			parts = append(parts, p)
 		}
 		byPartition[p] = append(byPartition[p], d)
+	}
+	if len(parts) == 0 {
+		return nil
 	}
 	return h.e.updateItemsIn(context.Background(), c, time.Unix(now, 0), parts, func(txFor func(p int) (*itemTx, error)) error {
 		r.Units, r.Expiries = 0, r.Expiries[:0] // fn may run again after a conflict

@@ -37,8 +37,9 @@ type TTLStatus struct {
 	// of this node's latest purge of the container; absent before one.
 	PurgeLagSeconds *float64 `json:"purgeLagSeconds,omitempty"`
 	Now             string   `json:"now"`
-	// LeaseHolder is the node holding the container's purge lease, on a
-	// store shared by several nodes.
+	// LeaseHolder names the nodes holding the purge leases of the
+	// container's partitions (sorted, joined with commas), on a store
+	// shared by several nodes.
 	LeaseHolder string `json:"leaseHolder,omitempty"`
 }
 
@@ -88,7 +89,7 @@ func (e *Engine) ContainerTTL(ctx context.Context, dbID, collID string) ([]byte,
 		st.PurgeLagSeconds = &secs
 	}
 	if e.cluster != nil {
-		st.LeaseHolder, err = e.leaseHolder(c)
+		st.LeaseHolder, err = e.leaseHolders(c)
 		if err != nil {
 			return nil, err
 		}

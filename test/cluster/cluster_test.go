@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,6 +140,16 @@ func TestNodesShareOneDatabase(t *testing.T) {
 // node holding the purge lease is killed halfway; the others finish, and
 // the all-versions-and-deletes feed has exactly one TTL delete per item.
 func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
+	for _, parts := range []int{1, 4} {
+		t.Run(fmt.Sprintf("partitions=%d", parts), func(t *testing.T) { purgeExactlyOnce(t, parts) })
+	}
+}
+
+// purgeExactlyOnce runs a mass expiry on three nodes, in a container of
+// parts physical partitions, and kills a node that holds a purge lease in
+// the middle: every item gets exactly one TTL delete record. With several
+// partitions, several nodes purge at once, each its share.
+func purgeExactlyOnce(t *testing.T, parts int) {
 	nodes := startNodes(t, 3)
 	a := nodes[0]
 	if st, _ := a.REST(t, "POST", "/dbs", nil, `{"id":"db"}`, nil); st != 201 {
@@ -146,25 +157,31 @@ func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
 	}
 	// 400 RU/s purges about 70 small items a second: slow enough to kill
 	// a node in the middle.
-	body := `{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":5,"changeFeedPolicy":{"retentionDuration":60}}`
-	if st, _ := a.REST(t, "POST", "/dbs/db/colls", map[string]string{"x-ms-offer-throughput": "400"}, body, nil); st != 201 {
+	body := `{"id":"c","partitionKey":{"paths":["/pk"],"version":2},"defaultTtl":5,"changeFeedPolicy":{"retentionDuration":60}}`
+	hdr := map[string]string{"x-ms-offer-throughput": "400", "x-ebb-partition-count": fmt.Sprint(parts)}
+	if st, _ := a.REST(t, "POST", "/dbs/db/colls", hdr, body, nil); st != 201 {
 		t.Fatalf("create container: %d", st)
 	}
 	// The all-versions feed starts from now: remember where now is.
 	avad := map[string]string{"A-IM": "Full-Fidelity Feed", "x-ms-cosmos-changefeed-wire-format-version": "2021-09-15", "x-ms-max-item-count": "1000"}
-	start := map[string]string{"If-None-Match": "*"}
-	for k, v := range avad {
-		start[k] = v
-	}
-	code, h := a.REST(t, "GET", "/dbs/db/colls/c/docs", start, "", nil)
-	cont := h.Get("etag")
-	if code != http.StatusNotModified || cont == "" {
-		t.Fatalf("feed from now: %d, etag %q", code, cont)
+	// Each range's, as a container of several partitions keeps one log
+	// per partition.
+	conts := make([]string, parts)
+	for r := range parts {
+		start := map[string]string{"If-None-Match": "*", "x-ms-documentdb-partitionkeyrangeid": fmt.Sprint(r)}
+		for k, v := range avad {
+			start[k] = v
+		}
+		code, h := a.REST(t, "GET", "/dbs/db/colls/c/docs", start, "", nil)
+		conts[r] = h.Get("etag")
+		if code != http.StatusNotModified || conts[r] == "" {
+			t.Fatalf("feed of range %d from now: %d, etag %q", r, code, conts[r])
+		}
 	}
 	const items = 300
 	for i := 0; i < items; i++ {
-		doc := fmt.Sprintf(`{"id":"%d","pk":"p%d"}`, i, i%5)
-		hdr := map[string]string{"x-ms-documentdb-partitionkey": fmt.Sprintf(`["p%d"]`, i%5)}
+		doc := fmt.Sprintf(`{"id":"%d","pk":"p%d"}`, i, i%20)
+		hdr := map[string]string{"x-ms-documentdb-partitionkey": fmt.Sprintf(`["p%d"]`, i%20)}
 		if st, _ := nodes[i%3].REST(t, "POST", "/dbs/db/colls/c/docs", hdr, doc, nil); st != 201 {
 			t.Fatalf("create item %d: %d", i, st)
 		}
@@ -172,15 +189,18 @@ func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
 	for _, nd := range nodes {
 		nd.Advance(t, 10)
 	}
-	var holder string
+	var holders string
 	ebbproc.WaitFor(t, "the purge to start", func() bool {
 		var backlog int
-		backlog, holder = a.Backlog(t, "db", "c")
-		return holder != "" && backlog < items && backlog > 0
+		backlog, holders = a.Backlog(t, "db", "c")
+		// With several partitions, wait until nodes share them.
+		shared := parts == 1 || strings.Contains(holders, ",")
+		return holders != "" && shared && backlog < items && backlog > 0
 	})
+	victim, _, _ := strings.Cut(holders, ",")
 	var survivor *ebbproc.Process
 	for _, nd := range nodes {
-		if nd.Name == holder {
+		if nd.Name == victim {
 			nd.Kill()
 		} else {
 			survivor = nd
@@ -190,36 +210,37 @@ func TestPurgeExactlyOnceAcrossFailover(t *testing.T) {
 		backlog, _ := survivor.Backlog(t, "db", "c")
 		return backlog == 0
 	})
-	// Read the whole all-versions-and-deletes feed.
+	// Read the whole all-versions-and-deletes feed, range by range.
 	deletes := map[string]int{}
-	for {
-		hdr := map[string]string{"If-None-Match": cont}
-		for k, v := range avad {
-			hdr[k] = v
-		}
-		var page struct {
-			Documents []struct {
-				Metadata struct {
-					OperationType     string `json:"operationType"`
-					TimeToLiveExpired bool   `json:"timeToLiveExpired"`
-					ID                string `json:"id"`
-				} `json:"metadata"`
+	for r, cont := range conts {
+		for {
+			hdr := map[string]string{"If-None-Match": cont, "x-ms-documentdb-partitionkeyrangeid": fmt.Sprint(r)}
+			for k, v := range avad {
+				hdr[k] = v
 			}
-		}
-		code, h := survivor.REST(t, "GET", "/dbs/db/colls/c/docs", hdr, "", &page)
-		if code == http.StatusNotModified {
-			break
-		}
-		if code != 200 {
-			t.Fatalf("feed: %d", code)
-		}
-		etag := h.Get("etag")
-		for _, d := range page.Documents {
-			if d.Metadata.OperationType == "delete" && d.Metadata.TimeToLiveExpired {
-				deletes[d.Metadata.ID]++
+			var page struct {
+				Documents []struct {
+					Metadata struct {
+						OperationType     string `json:"operationType"`
+						TimeToLiveExpired bool   `json:"timeToLiveExpired"`
+						ID                string `json:"id"`
+					} `json:"metadata"`
+				}
 			}
+			code, h := survivor.REST(t, "GET", "/dbs/db/colls/c/docs", hdr, "", &page)
+			if code == http.StatusNotModified {
+				break
+			}
+			if code != 200 {
+				t.Fatalf("feed of range %d: %d", r, code)
+			}
+			for _, d := range page.Documents {
+				if d.Metadata.OperationType == "delete" && d.Metadata.TimeToLiveExpired {
+					deletes[d.Metadata.ID]++
+				}
+			}
+			cont = h.Get("etag")
 		}
-		cont = etag
 	}
 	if len(deletes) != items {
 		t.Fatalf("%d items have a TTL delete record, want %d", len(deletes), items)

@@ -322,9 +322,31 @@ func LogTrimKey(rid [8]byte, p int) []byte {
 	return append(k, byte(p>>8), byte(p))
 }
 
-// LeaseKey is the key of a container's purge lease (shared stores only).
-// It is outside CollSpaces: deleting a container deletes it on its own.
-func LeaseKey(rid [8]byte) []byte { return CollPrefix(Lease, rid) }
+// LeaseKey is the key of the purge lease of physical partition p of
+// container rid (shared stores only): the container's own key for
+// partition 0. The lease keys are outside CollSpaces: deleting a
+// container deletes them on its own (LeasePrefix).
+func LeaseKey(rid [8]byte, p int) []byte {
+	k := CollPrefix(Lease, rid)
+	if p == 0 {
+		return k
+	}
+	return append(k, byte(p>>8), byte(p))
+}
+
+// LeasePrefix is the start of container rid's lease keys.
+func LeasePrefix(rid [8]byte) []byte { return CollPrefix(Lease, rid) }
+
+// LeasePresenceKey is the key of node's presence among container rid's
+// purgers: nodes share its partitions' leases among those present.
+// Partition numbers stay below 0xFFFF (MaxPartitionID), so it is never a
+// partition's lease key.
+func LeasePresenceKey(rid [8]byte, node string) []byte {
+	return append(append(CollPrefix(Lease, rid), 0xFF, 0xFF), node...)
+}
+
+// MaxPartitionID bounds the numbers partitions get, splits included.
+const MaxPartitionID = 0xFFFE
 
 // IndexPrefix is the start of a container's secondary index entries.
 func IndexPrefix(rid [8]byte) []byte { return CollPrefix(Index, rid) }
