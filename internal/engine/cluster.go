@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -205,12 +206,14 @@ func (e *Engine) holdLeases(c *container) (held []int, wait time.Duration, err e
 		}
 		ids := c.layout.ids()
 		share := (len(ids) + present - 1) / present
+		leases, err := readLeases(w, c.rid, ids, now)
+		if err != nil {
+			return err
+		}
 		var free []int
-		for _, p := range ids {
-			holder, left, err := readLease(w, c.rid, p, now)
+		for i, p := range ids {
+			holder, left := leases[i].holder, leases[i].left
 			switch {
-			case err != nil:
-				return err
 			case holder == me && len(held) < share:
 				held = append(held, p)
 			case holder == me: // beyond this node's share: let it go
@@ -265,23 +268,38 @@ func presentNodes(r storage.Reader, rid [8]byte, now time.Time) (int, error) {
 	return max(n, 1), it.Err()
 }
 
-// readLease reads partition p's purge lease: who holds it and for how
-// long yet; holder is "" for a lease that is free or has expired.
-func readLease(r storage.Reader, rid [8]byte, p int, now time.Time) (holder string, left time.Duration, err error) {
-	v, err := r.Get(keyspace.LeaseKey(rid, p))
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		return "", 0, nil
-	case err != nil:
-		return "", 0, err
-	case len(v) <= 8:
-		return "", 0, nil
+// lease is a partition's purge lease as read at an instant: who holds it
+// and for how long yet; holder is "" for a lease that is free or has
+// expired.
+type lease struct {
+	holder string
+	left   time.Duration
+}
+
+// readLeases reads the purge leases of container rid's partitions ids,
+// together (one round trip on PostgreSQL).
+func readLeases(r storage.Reader, rid [8]byte, ids []int, now time.Time) ([]lease, error) {
+	out := make([]lease, len(ids))
+	ks := make([][]byte, len(ids))
+	order := make([]int, len(ids)) // GetMany takes the keys sorted
+	for i, p := range ids {
+		ks[i], order[i] = keyspace.LeaseKey(rid, p), i
 	}
-	until := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
-	if !until.After(now) {
-		return "", 0, nil
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(ks[a], ks[b]) })
+	sorted := make([][]byte, len(ks))
+	for j, i := range order {
+		sorted[j] = ks[i]
 	}
-	return string(v[8:]), until.Sub(now), nil
+	err := r.GetMany(sorted, func(j int, v []byte) error {
+		if len(v) <= 8 {
+			return nil
+		}
+		if until := time.UnixMilli(int64(binary.BigEndian.Uint64(v))); until.After(now) {
+			out[order[j]] = lease{holder: string(v[8:]), left: until.Sub(now)}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // leaseHolders names the nodes holding c's partitions' purge leases,
@@ -290,16 +308,13 @@ func (e *Engine) leaseHolders(c *container) (string, error) {
 	var holders []string
 	now := e.real.Now()
 	err := e.store.View(context.Background(), func(r storage.Reader) error {
-		for _, p := range c.layout.ids() {
-			holder, _, err := readLease(r, c.rid, p, now)
-			if err != nil {
-				return err
-			}
-			if holder != "" && !slices.Contains(holders, holder) {
-				holders = append(holders, holder)
+		leases, err := readLeases(r, c.rid, c.layout.ids(), now)
+		for _, l := range leases {
+			if l.holder != "" && !slices.Contains(holders, l.holder) {
+				holders = append(holders, l.holder)
 			}
 		}
-		return nil
+		return err
 	})
 	slices.Sort(holders)
 	return strings.Join(holders, ","), err
