@@ -20,7 +20,8 @@ import (
 // TestSplitUnderLoad splits a partition key range while Go SDK clients
 // write to every range and read the change feed by feed range: no write
 // fails, the feed, which the SDK carries over to the split's children
-// on its own, ends with every acknowledged version of every item, and
+// on its own, ends with every acknowledged version of every item and
+// delivers no version twice, and
 // ReadMany, which the SDK sends range by range, finds every item in the
 // new ranges.
 func TestSplitUnderLoad(t *testing.T) {
@@ -76,6 +77,7 @@ func TestSplitUnderLoad(t *testing.T) {
 	// A reader of the change feed by feed range, from the beginning and
 	// then from its continuation token, keeping each item's latest n.
 	seen := map[string]int{}
+	versions := map[string]bool{} // id@n, each delivered once
 	tokens := make([]string, len(ranges))
 	readFeed := func() {
 		t.Helper()
@@ -103,6 +105,11 @@ func TestSplitUnderLoad(t *testing.T) {
 					}
 					json.Unmarshal(raw, &doc)
 					seen[doc.ID] = max(seen[doc.ID], doc.N)
+					v := fmt.Sprintf("%s@%d", doc.ID, doc.N)
+					if versions[v] {
+						t.Errorf("the change feed delivered %s twice", v)
+					}
+					versions[v] = true
 				}
 			}
 		}
@@ -146,7 +153,7 @@ func TestSplitUnderLoad(t *testing.T) {
 	if gone.Load() == 0 {
 		t.Error("the SDK never met the split (no 410): the test did not test it")
 	}
-	t.Logf("split under load in %v: %d writes by 4 writers, none failed; the SDK met %d 410s and carried on; 0 of %d items' last versions missing from the change feed", took, writes.Load(), gone.Load(), len(acked))
+	t.Logf("split under load in %v: %d writes by 4 writers, none failed; the SDK met %d 410s and carried on; 0 of %d items' last versions missing from the change feed, none delivered twice", took, writes.Load(), gone.Load(), len(acked))
 }
 
 // statusCounter counts the responses of one status.
