@@ -17,7 +17,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/clock"
@@ -62,6 +65,9 @@ type Gateway struct {
 	opts Options
 	eng  *engine.Engine
 	log  *slog.Logger
+	// series are the metric series each (operation, status) records
+	// into, looked up once (observe).
+	series sync.Map // seriesKey → *opSeries
 }
 
 // New returns a gateway.
@@ -306,9 +312,10 @@ func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took t
 		status = http.StatusOK
 	}
 	if m := g.opts.Metrics; m != nil {
-		m.RequestDuration.WithLabelValues(operation, strconv.Itoa(status)).Observe(took.Seconds())
+		s := g.seriesOf(m, operation, status)
+		s.duration.Observe(took.Seconds())
 		if w.charge > 0 {
-			m.RequestUnits.WithLabelValues(operation).Add(w.charge)
+			s.units.Add(w.charge)
 		}
 		if status == http.StatusTooManyRequests {
 			m.Throttled.WithLabelValues(operation).Inc()
@@ -324,6 +331,33 @@ func (g *Gateway) observe(operation string, r *http.Request, w *recorder, took t
 	case g.log.Enabled(r.Context(), slog.LevelDebug):
 		g.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", status, "took", took)
 	}
+}
+
+type seriesKey struct {
+	operation string
+	status    int
+}
+
+// opSeries are the series of one (operation, status).
+type opSeries struct {
+	duration prometheus.Observer
+	units    prometheus.Counter
+}
+
+// seriesOf returns the series of operation and status, looked up in the
+// registry the first time only: a label lookup hashes the label values
+// and formats the status on every request otherwise.
+func (g *Gateway) seriesOf(m *metrics.Registry, operation string, status int) *opSeries {
+	key := seriesKey{operation, status}
+	if s, ok := g.series.Load(key); ok {
+		return s.(*opSeries)
+	}
+	s := &opSeries{
+		duration: m.RequestDuration.WithLabelValues(operation, strconv.Itoa(status)),
+		units:    m.RequestUnits.WithLabelValues(operation),
+	}
+	actual, _ := g.series.LoadOrStore(key, s)
+	return actual.(*opSeries)
 }
 
 // checkAuth checks what access a asks of r; readOnly says r was signed
