@@ -117,7 +117,7 @@ func serveFlags(cfg *server.Config, logLevel *string) *flag.FlagSet {
 	fs.IntVar(&cfg.PGMaxConns, "pg-max-conns", 0, "PostgreSQL connection pool size (default: the larger of 4 and the CPU count)")
 	fs.DurationVar(&cfg.PGStatementTimeout, "pg-statement-timeout", 30*time.Second, "PostgreSQL statement timeout")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name in TTL purge leases on a shared --store (default: random)")
-	fs.DurationVar(&cfg.LeaseTime, "ttl-lease", 5*time.Second, "how long a node's TTL purge lease on a container lasts on a shared --store")
+	fs.DurationVar(&cfg.LeaseTime, "ttl-lease", 5*time.Second, "how long a node's TTL purge leases on a container's partitions last on a shared --store")
 	fs.BoolVar(&cfg.NoTLS, "no-tls", false, "serve plain HTTP instead of HTTPS")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate `file` (default: a self-signed one kept in the data directory, or with --memory or --store in the user's configuration directory)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key `file` for --tls-cert")
