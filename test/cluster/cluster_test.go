@@ -178,7 +178,9 @@ func purgeExactlyOnce(t *testing.T, parts int) {
 			t.Fatalf("feed of range %d from now: %d, etag %q", r, code, conts[r])
 		}
 	}
-	const items = 300
+	// More items with more partitions: the purge must last until the
+	// nodes share the partitions' leases.
+	items := 300 * (1 + parts/4)
 	for i := 0; i < items; i++ {
 		doc := fmt.Sprintf(`{"id":"%d","pk":"p%d"}`, i, i%20)
 		hdr := map[string]string{"x-ms-documentdb-partitionkey": fmt.Sprintf(`["p%d"]`, i%20)}
