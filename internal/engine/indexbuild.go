@@ -141,6 +141,21 @@ func (b *indexBuilder) pass() (retry bool) {
 				break
 			}
 		}
+		for !b.stopping() {
+			// The container as it is now: each split publishes a new one.
+			cur, err := b.e.catalogSnapshot().container(c.dbID, c.id)
+			if err != nil || cur.rid != c.rid {
+				break
+			}
+			split, err := b.e.growPartitions(context.Background(), cur)
+			if err != nil {
+				b.e.log.Warn("partition split", "container", c.label(), "err", err)
+				retry = true
+			}
+			if !split {
+				break
+			}
+		}
 	}
 	return retry
 }

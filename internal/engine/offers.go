@@ -128,5 +128,6 @@ func (e *Engine) ReplaceOffer(ctx context.Context, id string, body []byte, ifMat
 	next := cat.clone()
 	next.offers[id] = &o
 	e.publish(next)
+	e.indexer.kick() // more throughput may ask for more partitions (growPartitions)
 	return Resource{Body: o.raw, ETag: o.etag, Charge: throughput.CatalogWrite}, nil
 }

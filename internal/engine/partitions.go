@@ -29,9 +29,9 @@ import (
 // MurmurHash3 values with the top two bits cleared, spread evenly over
 // [0, 2^126), so the boundaries are multiples of 2^126/n written as 32
 // hex digits. Items of version 1 keys, whose EPKs are not spread that
-// way, stay in one partition. Ebb does not split a partition on its own,
-// when the throughput is raised or the partition grows; an administrative
-// call does (split.go).
+// way, stay in one partition. Partitions split when the container's
+// throughput is raised past what they serve (growPartitions), or on an
+// administrative call (split.go); never because they grow.
 
 // partitionCountHeader names x-ebb-partition-count in messages.
 const partitionCountHeader = "x-ebb-partition-count"

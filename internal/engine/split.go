@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math/big"
 	"strconv"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -69,6 +70,39 @@ func retrySplit[T any](ctx context.Context, e *Engine, op func() (T, error)) (T,
 			return res, err
 		}
 	}
+}
+
+// growPartitions splits c's widest partition when c's own throughput
+// asks for more partitions than it has, as the service splits a
+// container's partitions in the background when its throughput is
+// raised past what they serve (partitionsFor). It reports whether it
+// split one; the caller runs it again until it does not. A container on
+// its database's throughput is left as it is.
+func (e *Engine) growPartitions(ctx context.Context, c *container) (bool, error) {
+	if c.offerID == "" || c.pk.HashV1() {
+		return false, nil
+	}
+	o := e.catalogSnapshot().offerFor(c)
+	if o == nil || partitionsFor(&Throughput{Manual: int(o.ru)}, c.pk) <= len(c.layout.live) {
+		return false, nil
+	}
+	widest, width := -1, new(big.Int)
+	for _, r := range c.layout.live {
+		lo, ok1 := boundValue(r.min)
+		hi, ok2 := boundValue(r.max)
+		if w := new(big.Int).Sub(hi, lo); ok1 && ok2 && w.Cmp(width) > 0 {
+			widest, width = r.id, w
+		}
+	}
+	res, err := e.SplitPartition(ctx, c.dbID, c.id, strconv.Itoa(widest))
+	if IsKind(err, KindGone) {
+		return false, nil // another node split it first: the next pass looks again
+	}
+	if err != nil {
+		return false, err
+	}
+	e.log.Info("partition split", "container", c.label(), "range", res.Parent, "children", res.Children, "reason", "throughput", "ru", o.ru)
+	return true, nil
 }
 
 // SplitResult names the ranges a split made.

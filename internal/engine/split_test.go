@@ -263,3 +263,73 @@ func TestSplitSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestThroughputSplits: raising a container's throughput past what its
+// partitions serve splits them in the background, as on the service,
+// until it has as many as the throughput asks for; lowering it merges
+// nothing.
+func TestThroughputSplits(t *testing.T) {
+	e, _ := newTestEngine(t)
+	ctx := context.Background()
+	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`), ThroughputHeaders{Offer: "400"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		ref := ItemRef{DB: "db", Coll: "c", PK: fmt.Sprintf(`["k%d"]`, i), HasPK: true}
+		if _, err := e.WriteItem(ctx, ref, Create, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d"}`, i, i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := e.container("db", "c")
+	offer := func(ru int) {
+		t.Helper()
+		body := fmt.Sprintf(`{"offerResourceId":%q,"content":{"offerThroughput":%d}}`, c.ridStr, ru)
+		if _, err := e.ReplaceOffer(ctx, c.offerID, []byte(body), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ranges := func() int {
+		r, _, _, err := e.PartitionKeyRanges(ctx, "db", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(r)
+	}
+	offer(30_000) // five partitions of 6,000 RU/s
+	waitUntil(t, "five partitions", func() bool { return ranges() == 5 })
+	var all []string
+	for _, p := range mustLive(t, e) {
+		all = append(all, rowIDs(t, queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c"), RangeID: p}))...)
+	}
+	if len(all) != 50 || len(slices.Compact(slices.Sorted(slices.Values(all)))) != 50 {
+		t.Fatalf("the five ranges hold %d items, want each of 50 once", len(all))
+	}
+	offer(400)
+	if n := ranges(); n != 5 {
+		t.Fatalf("%d ranges after lowering the throughput, want 5", n)
+	}
+	waitUntil(t, "the children counted", func() bool {
+		r, err := e.ReadContainer(ctx, "db", "c", true)
+		return err == nil && r.Usage != nil && r.Usage.Known && r.Usage.Items == 50
+	})
+	if err := e.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustLive lists the ids of db/c's live ranges.
+func mustLive(t *testing.T, e *Engine) []string {
+	t.Helper()
+	c, err := e.container("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range c.layout.ids() {
+		ids = append(ids, fmt.Sprint(p))
+	}
+	return ids
+}
