@@ -80,6 +80,7 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 	if fr.Partition, err = c.feedPartition(src, pk, req.RangeID); err != nil {
 		return ChangeFeedResult{}, err
 	}
+	fr.Step = src.meter("reading change feed entries of other partition keys or ranges to find this request's").step
 	if r, _ := c.layout.byID(fr.Partition); len(r.ancestors) > 0 {
 		part := fr.Partition
 		for _, a := range r.ancestors {

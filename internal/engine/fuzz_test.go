@@ -26,16 +26,23 @@ func newTestEngine(t testing.TB) (*Engine, *clock.Manual) {
 
 func mustCreate(t testing.TB, e *Engine, db, coll, body string) {
 	t.Helper()
+	mustCreateWith(t, e, db, body, ThroughputHeaders{})
+	_ = coll
+}
+
+// mustCreateWith creates the container body in database db (created
+// when missing) with the create request's headers th.
+func mustCreateWith(t testing.TB, e *Engine, db, body string, th ThroughputHeaders) {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := e.ReadDatabase(ctx, db); err != nil {
 		if _, err := e.CreateDatabase(ctx, []byte(`{"id":"`+db+`"}`), ThroughputHeaders{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.CreateContainer(ctx, db, []byte(body), ThroughputHeaders{}); err != nil {
+	if _, err := e.CreateContainer(ctx, db, []byte(body), th); err != nil {
 		t.Fatal(err)
 	}
-	_ = coll
 }
 
 // FuzzWriteItem sends arbitrary bodies and partition key headers through

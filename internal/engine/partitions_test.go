@@ -21,13 +21,7 @@ func partitionedEngine(t *testing.T, n, items int) (*Engine, func(time.Duration)
 	t.Helper()
 	e, clk := newTestEngine(t)
 	ctx := context.Background()
-	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
-		t.Fatal(err)
-	}
-	body := `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2},"defaultTtl":100}`
-	if _, err := e.CreateContainer(ctx, "db", []byte(body), ThroughputHeaders{Partitions: fmt.Sprint(n)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2},"defaultTtl":100}`, ThroughputHeaders{Partitions: fmt.Sprint(n)})
 	for i := range items {
 		ref := ItemRef{DB: "db", Coll: "c", PK: fmt.Sprintf(`["k%d"]`, i), HasPK: true}
 		if _, err := e.WriteItem(ctx, ref, Create, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d"}`, i, i), ""); err != nil {
@@ -214,8 +208,7 @@ func TestPartitions(t *testing.T) {
 	}
 }
 
-// TestPartitionCount: the header's values, and partitions that hold
-// across a restart.
+// TestPartitionCount: the header's values that are refused.
 func TestPartitionCount(t *testing.T) {
 	e, _ := newTestEngine(t)
 	ctx := context.Background()

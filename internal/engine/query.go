@@ -246,7 +246,11 @@ func (s *docSource) meter(what string) *workMeter {
 
 // items reads the source's container at its instant in snapshot r.
 func (s *docSource) items(r storage.Reader) itemReader {
-	return itemReader{r: r, c: s.c, now: s.at.Unix(), scoped: s.scoped, part: s.part}
+	ir := itemReader{r: r, c: s.c, now: s.at.Unix(), scoped: s.scoped, part: s.part}
+	if s.scoped {
+		ir.meter = s.meter("reading the other partition key ranges' items to find this range's")
+	}
+	return ir
 }
 
 func (s *docSource) Scan(after []byte, yield func(key, doc []byte) bool) error {

@@ -26,9 +26,13 @@ type itemReader struct {
 	now int64 // the request's instant in epoch seconds
 	// scoped restricts the reader to the items of physical partition
 	// part: a query or feed addressed to one partition key range sees
-	// only that range's items, whatever path it reads them by.
+	// only that range's items, whatever path it reads them by. A scan
+	// then walks the other partitions' items too, without yielding
+	// them, so it steps meter for every item it reads: the executor's
+	// budget sees only the items it is given.
 	scoped bool
 	part   int
+	meter  *workMeter
 }
 
 // storedItem is an item version as storage holds it: header and document
@@ -157,6 +161,11 @@ func (ir itemReader) scan(start, end []byte, reverse bool, yield func(key []byte
 	iter := ir.r.Scan(start, end, reverse)
 	defer iter.Close()
 	for iter.Next() {
+		if ir.meter != nil {
+			if err := ir.meter.step(); err != nil {
+				return err
+			}
+		}
 		h, doc, err := document.DecodeItem(iter.Value())
 		if err != nil {
 			return err

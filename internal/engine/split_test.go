@@ -218,12 +218,7 @@ func TestSplitSurvivesRestart(t *testing.T) {
 	store := memStore(t)
 	ctx := context.Background()
 	e, _ := openEngine(t, store, Options{})
-	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`), ThroughputHeaders{Partitions: "2"}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Partitions: "2"})
 	write := func(e *Engine, i int) string {
 		t.Helper()
 		w, err := e.WriteItem(ctx, ItemRef{DB: "db", Coll: "c", PK: fmt.Sprintf(`["k%d"]`, i), HasPK: true}, Upsert, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d"}`, i, i), "")
@@ -271,12 +266,7 @@ func TestSplitSurvivesRestart(t *testing.T) {
 func TestThroughputSplits(t *testing.T) {
 	e, _ := newTestEngine(t)
 	ctx := context.Background()
-	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`), ThroughputHeaders{Offer: "400"}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Offer: "400"})
 	for i := range 50 {
 		ref := ItemRef{DB: "db", Coll: "c", PK: fmt.Sprintf(`["k%d"]`, i), HasPK: true}
 		if _, err := e.WriteItem(ctx, ref, Create, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d"}`, i, i), ""); err != nil {

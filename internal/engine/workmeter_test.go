@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ebbdb/ebb/internal/clock/clocktest"
+	"github.com/ebbdb/ebb/internal/engine/document"
 )
 
 // searchBudgetEngine is an engine whose query clock steps a millisecond
@@ -79,5 +80,42 @@ func TestScriptRIDLookupBudget(t *testing.T) {
 	got := mustExec(t, e, "byRID", `["p"]`, fmt.Sprintf("[%q]", doc.Self))
 	if !strings.HasPrefix(got, "[408,") || !strings.Contains(got, "script's time budget of 1s") {
 		t.Fatalf("lookup: %s", got)
+	}
+}
+
+// TestSkippedItemsBudget: the items a request reads without being given
+// them count against its page budget: those of other ranges in a query
+// addressed to one range, and the change feed entries of other
+// partition keys in a feed for one. Both stop with a 408 naming it.
+func TestSkippedItemsBudget(t *testing.T) {
+	saved := workCheckEvery
+	workCheckEvery = 1
+	t.Cleanup(func() { workCheckEvery = saved })
+	ctx := context.Background()
+	for _, budget := range []time.Duration{100 * time.Millisecond, -1} {
+		e, _ := openEngine(t, memStore(t), Options{QueryPageBudget: budget, QueryClock: clocktest.NewStep(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))})
+		mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Partitions: "4"})
+		// Every item in one logical partition, so in one range; the
+		// query reads another range, the feed another partition key.
+		for i := range 300 {
+			write(t, e, "c", fmt.Sprintf(`{"id":"d%04d","pk":"p"}`, i))
+		}
+		c, _ := e.container("db", "c")
+		pk, _ := document.ParsePKHeader(`["p"]`)
+		other := (c.partitionOf(pk) + 1) % 4
+		_, qerr := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c"), RangeID: fmt.Sprint(other)})
+		_, ferr := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c", PK: `["q"]`, HasPK: true}})
+		if budget < 0 {
+			if qerr != nil || ferr != nil {
+				t.Errorf("without a budget: %v, %v", qerr, ferr)
+			}
+			continue
+		}
+		if !IsKind(qerr, KindRequestTimeout) || !strings.Contains(qerr.Error(), "other partition key ranges' items") {
+			t.Errorf("query of a range: %v, want a 408 naming the other ranges' items", qerr)
+		}
+		if !IsKind(ferr, KindRequestTimeout) || !strings.Contains(ferr.Error(), "change feed entries of other partition keys") {
+			t.Errorf("feed of a partition key: %v, want a 408 naming the other keys' entries", ferr)
+		}
 	}
 }

@@ -109,8 +109,10 @@ func (g *Gateway) splitPartition(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		RangeID *string `json:"partitionKeyRangeId"`
 	}
-	if err := json.Unmarshal(body, &in); err != nil || in.RangeID == nil {
-		return &engine.Error{Kind: engine.KindBadRequest, Message: `The body must name the range to split: {"partitionKeyRangeId": "0"}.`}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields() // nothing in the body is ignored
+	if err := dec.Decode(&in); err != nil || in.RangeID == nil || dec.More() {
+		return &engine.Error{Kind: engine.KindBadRequest, Message: `The body must name the range to split, and nothing else: {"partitionKeyRangeId": "0"}.`}
 	}
 	res, err := g.eng.SplitPartition(r.Context(), r.PathValue("db"), r.PathValue("coll"), *in.RangeID)
 	if err != nil {

@@ -26,6 +26,10 @@ func checkRequestOptions(r *http.Request) error {
 			}
 		}
 	}
+	// Ebb's own header means something on a container create only.
+	if header(h, "X-Ebb-Partition-Count") != "" && r.Pattern != "POST /dbs/{db}/colls" {
+		return &engine.Error{Kind: engine.KindBadRequest, Message: "x-ebb-partition-count sets the physical partitions of a container being created; this request creates none."}
+	}
 	switch d := header(h, "X-Ms-Indexing-Directive"); strings.ToLower(d) {
 	case "", "default", "include":
 	case "exclude":

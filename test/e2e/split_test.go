@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -168,4 +169,26 @@ func (s statusCounter) Do(req *policy.Request) (*http.Response, error) {
 		s.n.Add(1)
 	}
 	return resp, err
+}
+
+// TestSplitRefusals: the split call and Ebb's create header refuse what
+// they would otherwise ignore.
+func TestSplitRefusals(t *testing.T) {
+	e := start(t)
+	e.container(t, pkProps("refuse", "/pk"))
+	rc := newRest(t, e)
+	for _, body := range []string{`{}`, `{"partitionKeyRangeId":"0","at":"middle"}`, `[`} {
+		res := rc.do(t, "POST", "/_ebb/containers/db-refuse/refuse/split", nil, []byte(body))
+		if res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "partitionKeyRangeId") {
+			t.Errorf("split with %s: %d %s", body, res.status, res.body)
+		}
+	}
+	res := rc.do(t, "POST", "/_ebb/containers/db-refuse/refuse/split", nil, []byte(`{"partitionKeyRangeId":"7"}`))
+	if res.status != http.StatusGone || res.header.Get("x-ms-substatus") != "1002" {
+		t.Errorf("split of a range that is not: %d %s", res.status, res.body)
+	}
+	res = rc.do(t, "GET", "/dbs/db-refuse/colls/refuse", map[string]string{"x-ebb-partition-count": "4"}, nil)
+	if res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "x-ebb-partition-count") {
+		t.Errorf("x-ebb-partition-count on a container read: %d %s", res.status, res.body)
+	}
 }

@@ -48,6 +48,10 @@ type Request struct {
 	// whose counts continue after them.
 	Ancestors []Ancestor
 	InRange   func(pkEnc []byte) bool
+	// Step, when set, is called for every entry the page reads, in scope
+	// or not, and stops the page with its error: it bounds a page that
+	// walks many entries of other partition keys or ranges.
+	Step func() error
 }
 
 // Ancestor is a partition a feed's partition was split from.
@@ -117,6 +121,7 @@ type Scan struct {
 	part      int
 	ancestors []Ancestor
 	inRange   func(pkEnc []byte) bool
+	step      func() error
 	// own is false while the page reads an ancestor's log, whose entries
 	// inRange filters.
 	own bool
@@ -157,6 +162,7 @@ func NewScan(c Container, req Request, pk []byte, items func(storage.Reader) Ite
 		part:      req.Partition,
 		ancestors: req.Ancestors,
 		inRange:   req.InRange,
+		step:      req.Step,
 		pk:        pk,
 		epk:       inRange,
 		since:     -1 << 63,
@@ -237,6 +243,14 @@ func (s *Scan) scoped(key []byte) bool {
 		(s.own || s.inRange == nil || s.inRange(key))
 }
 
+// stepped counts one entry read against the request's budget (Step).
+func (s *Scan) stepped() error {
+	if s.step == nil {
+		return nil
+	}
+	return s.step()
+}
+
 // full reports whether the page has reached its size.
 func (s *Scan) full() bool {
 	return len(s.page.Rows) >= s.max || s.page.OutBytes >= maxPageBytes
@@ -254,6 +268,9 @@ func (s *Scan) scanLatest(r storage.Reader, start, end uint64) (uint64, error) {
 	for it.Next() {
 		lsn, _, err := keys.DecodeUint64(it.Key()[len(prefix):])
 		if err != nil {
+			return 0, err
+		}
+		if err := s.stepped(); err != nil {
 			return 0, err
 		}
 		if !s.scoped(it.Value()) {
@@ -294,6 +311,9 @@ func (s *Scan) scanLog(r storage.Reader, start, end uint64) (uint64, error) {
 		}
 		_, pkEnc, rec, err := decodeRecord(it.Value())
 		if err != nil {
+			return 0, err
+		}
+		if err := s.stepped(); err != nil {
 			return 0, err
 		}
 		s.page.Loaded++

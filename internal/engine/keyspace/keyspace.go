@@ -186,7 +186,13 @@ func CollMetaKey(rid [8]byte) []byte { return collPrefix(CollMeta, rid, collPref
 // PartitionStateKey is the key of the write state of physical partition
 // p of container rid: the container's own for partition 0.
 func PartitionStateKey(rid [8]byte, p int) []byte {
-	k := collPrefix(CollMeta, rid, collPrefixLen+2)
+	return partitionSuffix(collPrefix(CollMeta, rid, collPrefixLen+2), p)
+}
+
+// partitionSuffix appends partition p's number to a key of the
+// container's, for the partitions after partition 0, whose keys are the
+// container's own (as they were before partitions).
+func partitionSuffix(k []byte, p int) []byte {
 	if p == 0 {
 		return k
 	}
@@ -314,25 +320,13 @@ func LogKey(rid [8]byte, lsn uint64) []byte {
 
 // LogTrimKey is the key of the first LSN physical partition p's change
 // log still holds.
-func LogTrimKey(rid [8]byte, p int) []byte {
-	k := CollPrefix(LogTrim, rid)
-	if p == 0 {
-		return k
-	}
-	return append(k, byte(p>>8), byte(p))
-}
+func LogTrimKey(rid [8]byte, p int) []byte { return partitionSuffix(CollPrefix(LogTrim, rid), p) }
 
 // LeaseKey is the key of the purge lease of physical partition p of
 // container rid (shared stores only): the container's own key for
 // partition 0. The lease keys are outside CollSpaces: deleting a
 // container deletes them on its own (LeasePrefix).
-func LeaseKey(rid [8]byte, p int) []byte {
-	k := CollPrefix(Lease, rid)
-	if p == 0 {
-		return k
-	}
-	return append(k, byte(p>>8), byte(p))
-}
+func LeaseKey(rid [8]byte, p int) []byte { return partitionSuffix(CollPrefix(Lease, rid), p) }
 
 // LeasePrefix is the start of container rid's lease keys.
 func LeasePrefix(rid [8]byte) []byte { return CollPrefix(Lease, rid) }
