@@ -123,11 +123,7 @@ var errBatchAborted = errors.New("engine: batch aborted")
 // ExecuteBatch runs a transactional batch or a bulk request on the
 // container ref names. ref.PK is the batch's partition key header.
 func (e *Engine) ExecuteBatch(ctx context.Context, ref ItemRef, body []byte, opts BatchOptions) (BatchResult, error) {
-	res, err := e.executeBatch(ctx, ref, body, opts)
-	if errors.Is(err, errPartitionSplit) { // rare: no closure on the common path
-		return retrySplit(ctx, e, func() (BatchResult, error) { return e.executeBatch(ctx, ref, body, opts) })
-	}
-	return res, err
+	return retrySplit(ctx, e, func() (BatchResult, error) { return e.executeBatch(ctx, ref, body, opts) })
 }
 
 // executeBatch is ExecuteBatch, run again by retrySplit when it finds its

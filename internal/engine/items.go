@@ -395,11 +395,7 @@ func (c *container) prepareWrite(kind WriteKind, body []byte, id string, hdr doc
 // WriteItem creates, upserts or replaces an item. For Replace, ref.ID is
 // the id in the URL. ifMatch is the If-Match header ("" for none).
 func (e *Engine) WriteItem(ctx context.Context, ref ItemRef, kind WriteKind, body []byte, ifMatch string) (Resource, error) {
-	res, err := e.writeItem(ctx, ref, kind, body, ifMatch)
-	if errors.Is(err, errPartitionSplit) { // rare: no closure on the common path
-		return retrySplit(ctx, e, func() (Resource, error) { return e.writeItem(ctx, ref, kind, body, ifMatch) })
-	}
-	return res, err
+	return retrySplit(ctx, e, func() (Resource, error) { return e.writeItem(ctx, ref, kind, body, ifMatch) })
 }
 
 // writeItem is WriteItem, run again by retrySplit when it finds its
@@ -493,8 +489,9 @@ func (e *Engine) updateItem(ctx context.Context, c *container, key []byte, fn fu
 // and its writes with COMMIT) rather than one per read.
 func (e *Engine) updateItemsAt(ctx context.Context, c *container, p int, at time.Time, docKeys [][]byte, fn func(t *itemTx) error) error {
 	var t *itemTx
-	stateKey := c.partitionLock(p)[0]
-	err := e.updatePartition(ctx, c, p, func(tx storage.Writer) error {
+	lock := c.partitionLock(p)
+	stateKey := lock[0]
+	err := e.store.UpdateLocked(ctx, lock, func(tx storage.Writer) error { // updatePartition's
 		if e.shared {
 			ahead := append([][]byte{stateKey, keyspace.IndexStateKey(c.rid)}, docKeys...)
 			var err error
@@ -797,11 +794,7 @@ func (e *Engine) ReadItemTo(ctx context.Context, ref ItemRef, ifNoneMatch string
 
 // DeleteItem deletes an item.
 func (e *Engine) DeleteItem(ctx context.Context, ref ItemRef, ifMatch string) (Resource, error) {
-	res, err := e.deleteItem(ctx, ref, ifMatch)
-	if errors.Is(err, errPartitionSplit) { // rare: no closure on the common path
-		return retrySplit(ctx, e, func() (Resource, error) { return e.deleteItem(ctx, ref, ifMatch) })
-	}
-	return res, err
+	return retrySplit(ctx, e, func() (Resource, error) { return e.deleteItem(ctx, ref, ifMatch) })
 }
 
 // deleteItem is DeleteItem, run again by retrySplit when it finds its

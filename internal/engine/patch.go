@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/ebbdb/ebb/internal/engine/dberr"
@@ -18,11 +17,7 @@ import (
 // validated like any write. The optional condition is a filter such as
 // "from c where c.status = 'open'"; when it does not match, 412.
 func (e *Engine) PatchItem(ctx context.Context, ref ItemRef, body []byte, ifMatch string) (Resource, error) {
-	res, err := e.patchItem(ctx, ref, body, ifMatch)
-	if errors.Is(err, errPartitionSplit) { // rare: no closure on the common path
-		return retrySplit(ctx, e, func() (Resource, error) { return e.patchItem(ctx, ref, body, ifMatch) })
-	}
-	return res, err
+	return retrySplit(ctx, e, func() (Resource, error) { return e.patchItem(ctx, ref, body, ifMatch) })
 }
 
 // patchItem is PatchItem, run again by retrySplit when it finds its
