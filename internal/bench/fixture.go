@@ -84,6 +84,14 @@ type Fixture struct {
 // NewFixture creates database dbID with a container "items" partitioned
 // on PartitionKeyPath.
 func NewFixture(ctx context.Context, client *azcosmos.Client, dbID string) (*Fixture, error) {
+	return newFixture(ctx, client, dbID, 0)
+}
+
+// newFixture is NewFixture for a container of parts physical partitions
+// (0: as many as its throughput gives). Only the container create
+// carries the count: Ebb refuses x-ebb-partition-count on any other
+// request.
+func newFixture(ctx context.Context, client *azcosmos.Client, dbID string, parts int) (*Fixture, error) {
 	if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: dbID}, nil); err != nil {
 		return nil, fmt.Errorf("create database %s: %w", dbID, err)
 	}
@@ -97,7 +105,11 @@ func NewFixture(ctx context.Context, client *azcosmos.Client, dbID string) (*Fix
 			Paths: []string{PartitionKeyPath}, Kind: azcosmos.PartitionKeyKindHash, Version: 2,
 		},
 	}
-	if _, err := db.CreateContainer(ctx, props, nil); err != nil {
+	createCtx := ctx
+	if parts > 0 {
+		createCtx = WithPartitionCount(ctx, parts)
+	}
+	if _, err := db.CreateContainer(createCtx, props, nil); err != nil {
 		return nil, fmt.Errorf("create container: %w", err)
 	}
 	c, err := db.NewContainer(props.ID)
@@ -124,7 +136,7 @@ func AttachFixture(client *azcosmos.Client, dbID string, like *Fixture) (*Fixtur
 // candidate keys and keeps each key whose write answers with the session
 // token of a range not yet taken.
 func NewSpreadFixture(ctx context.Context, client *azcosmos.Client, dbID string, parts, spread int) (*Fixture, error) {
-	f, err := NewFixture(WithPartitionCount(ctx, parts), client, dbID)
+	f, err := newFixture(ctx, client, dbID, parts)
 	if err != nil {
 		return nil, err
 	}

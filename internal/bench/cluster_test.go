@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
+)
+
+// TestRunCluster runs every configuration of `ebb bench cluster` for a few
+// operations on a fresh PostgreSQL schema and checks the report's shape;
+// it asserts nothing about speed. It needs EBB_TEST_POSTGRES_URL.
+func TestRunCluster(t *testing.T) {
+	store := pgtest.FreshSchema(t)
+	rep, err := RunCluster(context.Background(), ClusterOptions{
+		Store: store, Nodes: []int{1, 2}, Partitions: 4,
+		Limit: Limit{Count: 40}, TempDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Baseline.Ops != 40 {
+		t.Errorf("baseline: %+v", rep.Baseline)
+	}
+	// Pebble, PostgreSQL with one partition, then each node count.
+	want := []struct {
+		storage      string
+		nodes, parts int
+	}{{"durable Pebble", 1, 4}, {"PostgreSQL", 1, 1}, {"PostgreSQL", 1, 4}, {"PostgreSQL", 2, 4}}
+	if len(rep.Results) != len(want) {
+		t.Fatalf("got %d results, want %d", len(rep.Results), len(want))
+	}
+	for i, res := range rep.Results {
+		if w := want[i]; res.Storage != w.storage || res.Nodes != w.nodes || res.Partitions != w.parts {
+			t.Errorf("result %d is %s, %d nodes, %d partitions; want %+v", i, res.Storage, res.Nodes, res.Partitions, w)
+		}
+		if res.Read.Ops != 40 || res.Upsert.Ops != 40 {
+			t.Errorf("result %d: read %+v, upsert %+v", i, res.Read, res.Upsert)
+		}
+	}
+	var out bytes.Buffer
+	if err := rep.WriteMarkdown(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "pgx") {
+		t.Errorf("the report does not name its baseline:\n%s", out.String())
+	}
+}
