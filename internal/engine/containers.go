@@ -77,7 +77,8 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		c.follow(spec)
 		copy(c.rid[:4], db.rid[:])
 		c.rid[4], c.rid[5], c.rid[6], c.rid[7] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-		c.setPartitions(parts) // after the rid: the partitions' locks name it
+		// After the rid: the partitions' locks name it.
+		c.setLayout(&partitionLayout{live: evenLayout(parts).live, next: parts, pinned: th.Partitions != ""})
 		c.ridStr = resource.RIDString(c.rid[:])
 		c.self = "dbs/" + db.ridStr + "/colls/" + c.ridStr + "/"
 		c.etag = resource.Etag(n)
@@ -302,9 +303,9 @@ func deleteContainerData(w storage.Writer, c *container) error {
 	return w.Delete(keyspace.CatCollKey(c.dbRID, c.id))
 }
 
-// PartitionKeyRanges returns the container's ranges: one range covering
-// the whole hash space. The etag changes only if the ranges do, so the
-// Go SDK's incremental read ends with 304.
+// PartitionKeyRanges returns the container's live ranges, in EPK order.
+// The etag changes only if the ranges do, so the Go SDK's incremental
+// read ends with 304.
 func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (ranges [][]byte, etag, rid string, err error) {
 	c, err := e.container(dbID, collID)
 	if err != nil {

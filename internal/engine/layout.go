@@ -18,6 +18,10 @@ type partitionLayout struct {
 	live []pkRange
 	gone []pkRange
 	next int // the number the next new partition gets
+	// pinned is set for a container created with x-ebb-partition-count:
+	// its throughput never splits it (growPartitions), so it keeps the
+	// partitions it asked for until an administrative split.
+	pinned bool
 }
 
 // pkRange is one partition's range of EPKs, [min, max) ("" and "FF" at
@@ -148,7 +152,7 @@ func (l *partitionLayout) split(id int, final uint64) (*partitionLayout, error) 
 	}
 	midEPK := fmt.Sprintf("%032X", mid)
 	anc := append(append([]ancestor(nil), r.ancestors...), ancestor{id: id, final: final})
-	next := &partitionLayout{next: l.next + 2, gone: append(append([]pkRange(nil), l.gone...), *r)}
+	next := &partitionLayout{next: l.next + 2, pinned: l.pinned, gone: append(append([]pkRange(nil), l.gone...), *r)}
 	for _, x := range l.live {
 		if x.id != id {
 			next.live = append(next.live, x)
@@ -161,16 +165,24 @@ func (l *partitionLayout) split(id int, final uint64) (*partitionLayout, error) 
 	return next, nil
 }
 
-// A layout's encoding (keyspace.Parts): an even one is its number of
-// partitions, uint16; any other is layoutVersion, then next, the live
-// ranges and the split ones, each as its id, min, max and ancestors.
-const layoutVersion = 1
+// A layout's encoding (keyspace.Parts): an even one, not pinned, is its
+// number of partitions, uint16; any other is a version byte, then next,
+// the live ranges and the split ones, each as its id, min, max and
+// ancestors. Version layoutPinned is a pinned layout, layoutVersion one
+// that is not.
+const (
+	layoutVersion = 1
+	layoutPinned  = 2
+)
 
 func (l *partitionLayout) encode() []byte {
-	if l.even() {
+	if l.even() && !l.pinned {
 		return binary.BigEndian.AppendUint16(nil, uint16(len(l.live)))
 	}
 	b := []byte{layoutVersion}
+	if l.pinned {
+		b[0] = layoutPinned
+	}
 	b = binary.AppendUvarint(b, uint64(l.next))
 	for _, list := range [][]pkRange{l.live, l.gone} {
 		b = binary.AppendUvarint(b, uint64(len(list)))
@@ -193,11 +205,11 @@ func decodeLayout(v []byte) (*partitionLayout, error) {
 	if len(v) == 2 {
 		return evenLayout(int(binary.BigEndian.Uint16(v))), nil
 	}
-	if len(v) == 0 || v[0] != layoutVersion {
+	if len(v) == 0 || (v[0] != layoutVersion && v[0] != layoutPinned) {
 		return nil, errCorruptLayout
 	}
 	d := layoutDecoder{b: v[1:]}
-	l := &partitionLayout{next: int(d.uvarint())}
+	l := &partitionLayout{next: int(d.uvarint()), pinned: v[0] == layoutPinned}
 	for _, list := range []*[]pkRange{&l.live, &l.gone} {
 		n := d.uvarint()
 		for i := uint64(0); i < n && d.err == nil; i++ {

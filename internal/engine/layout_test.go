@@ -8,19 +8,29 @@ import (
 
 // FuzzPartitionLayout decodes arbitrary stored bytes as a partition
 // layout, which must never panic, and splits the layouts it builds from
-// the input's bytes: every layout it makes tiles the EPK space in order,
-// and reads back as it was written.
+// the input's bytes, pinned or not: every layout it makes tiles the EPK
+// space in order, and reads back as it was written.
 func FuzzPartitionLayout(f *testing.F) {
 	f.Add([]byte{0, 4}, []byte{0, 1, 2})
 	f.Add(evenLayout(3).encode(), []byte{1, 1, 1, 1})
 	l, _ := evenLayout(2).split(0, 17)
 	f.Add(l.encode(), []byte{0})
 	f.Add([]byte{layoutVersion, 0xff, 0xff, 0xff}, []byte{})
+	f.Add((&partitionLayout{live: evenLayout(2).live, next: 2, pinned: true}).encode(), []byte{0, 0})
 	f.Fuzz(func(t *testing.T, stored, splits []byte) {
 		if l, err := decodeLayout(stored); err == nil {
 			checkTiles(t, l)
 		}
 		l := evenLayout(int(len(splits)%7) + 1)
+		l.pinned = len(splits)%2 == 0
+		readsBack := func() {
+			t.Helper()
+			back, err := decodeLayout(l.encode())
+			if err != nil || !bytes.Equal(back.encode(), l.encode()) || back.pinned != l.pinned {
+				t.Fatalf("layout does not read back: %v", err)
+			}
+		}
+		readsBack()
 		for i, b := range splits {
 			live := l.ids()
 			next, err := l.split(live[int(b)%len(live)], uint64(i)*3)
@@ -29,10 +39,7 @@ func FuzzPartitionLayout(f *testing.F) {
 			}
 			l = next
 			checkTiles(t, l)
-			back, err := decodeLayout(l.encode())
-			if err != nil || !bytes.Equal(back.encode(), l.encode()) {
-				t.Fatalf("layout does not read back: %v", err)
-			}
+			readsBack()
 		}
 	})
 }

@@ -235,7 +235,8 @@ func loadPartitionLayouts(r storage.Reader, cat *catalog) error {
 }
 
 // initPartitions writes the state of each of c's partitions, and their
-// number when more than one, for a new container.
+// layout when there are several or their number was asked for, for a new
+// container.
 func initPartitions(w storage.Writer, c *container) error {
 	for _, p := range c.layout.ids() {
 		st := collState{lsn: keyspace.PartitionLSN(p, 0), seq: keyspace.PartitionLSN(p, 0)}
@@ -243,7 +244,7 @@ func initPartitions(w storage.Writer, c *container) error {
 			return err
 		}
 	}
-	if !c.multi() {
+	if !c.multi() && !c.layout.pinned {
 		return nil
 	}
 	return w.Set(keyspace.PartsKey(c.rid), c.layout.encode())

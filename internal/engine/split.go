@@ -77,9 +77,10 @@ func retrySplit[T any](ctx context.Context, e *Engine, op func() (T, error)) (T,
 // container's partitions in the background when its throughput is
 // raised past what they serve (partitionsFor). It reports whether it
 // split one; the caller runs it again until it does not. A container on
-// its database's throughput is left as it is.
+// its database's throughput, or created with x-ebb-partition-count
+// (pinned), is left as it is.
 func (e *Engine) growPartitions(ctx context.Context, c *container) (bool, error) {
-	if c.offerID == "" || c.pk.HashV1() {
+	if c.offerID == "" || c.pk.HashV1() || c.layout.pinned {
 		return false, nil
 	}
 	o := e.catalogSnapshot().offerFor(c)

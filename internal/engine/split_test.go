@@ -323,3 +323,66 @@ func mustLive(t *testing.T, e *Engine) []string {
 	}
 	return ids
 }
+
+// TestPinnedPartitions: a container created with x-ebb-partition-count
+// keeps that many partitions whatever its throughput asks for, across a
+// raise and a restart; the administrative split still splits it.
+func TestPinnedPartitions(t *testing.T) {
+	store := memStore(t)
+	ctx := context.Background()
+	e, _ := openEngine(t, store, Options{})
+	// 60,000 RU/s would be ten partitions, and one if the count is 1.
+	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Offer: "60000", Partitions: "2"})
+	mustCreateWith(t, e, "db", `{"id":"one","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Offer: "60000", Partitions: "1"})
+	mustCreateWith(t, e, "db", `{"id":"free","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Offer: "400"})
+	c, _ := e.container("db", "c")
+	body := fmt.Sprintf(`{"offerResourceId":%q,"content":{"offerThroughput":%d}}`, c.ridStr, 120_000)
+	if _, err := e.ReplaceOffer(ctx, c.offerID, []byte(body), ""); err != nil {
+		t.Fatal(err)
+	}
+	// The grower's work is visible on a container it may split: raising
+	// "free" splits it, and by then it has passed the pinned ones.
+	free, _ := e.container("db", "free")
+	body = fmt.Sprintf(`{"offerResourceId":%q,"content":{"offerThroughput":%d}}`, free.ridStr, 12_000)
+	if _, err := e.ReplaceOffer(ctx, free.offerID, []byte(body), ""); err != nil {
+		t.Fatal(err)
+	}
+	count := func(e *Engine, coll string) int {
+		t.Helper()
+		r, _, _, err := e.PartitionKeyRanges(ctx, "db", coll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(r)
+	}
+	waitUntil(t, "free grown to two", func() bool { return count(e, "free") == 2 })
+	for _, p := range []*container{mustContainer(t, e, "c"), mustContainer(t, e, "one")} {
+		if split, err := e.growPartitions(ctx, p); err != nil || split {
+			t.Fatalf("%s: the grower split it (%v)", p.id, err)
+		}
+	}
+	if n, m := count(e, "c"), count(e, "one"); n != 2 || m != 1 {
+		t.Fatalf("pinned containers have %d and %d ranges, want 2 and 1", n, m)
+	}
+	if _, err := e.SplitPartition(ctx, "db", "one", "0"); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+
+	e2, _ := openEngine(t, store, Options{})
+	for coll, want := range map[string]int{"c": 2, "one": 2} {
+		p := mustContainer(t, e2, coll)
+		if split, err := e2.growPartitions(ctx, p); err != nil || split || count(e2, coll) != want {
+			t.Fatalf("%s after a restart: %d ranges, want %d; grower split %v (%v)", coll, count(e2, coll), want, split, err)
+		}
+	}
+}
+
+func mustContainer(t *testing.T, e *Engine, coll string) *container {
+	t.Helper()
+	c, err := e.container("db", coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
