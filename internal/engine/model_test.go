@@ -70,15 +70,22 @@ func modelOps() int {
 // TestModelVisibility runs without the purger, so that turning TTL off
 // (which shows expired, unpurged items again) is deterministic, and
 // includes backward wall-clock steps.
-func TestModelVisibility(t *testing.T) { runModel(t, false, 1) }
+func TestModelVisibility(t *testing.T) { runModel(t, false, 1, 1) }
 
 // TestModelWithPurger runs with the purger and never turns TTL off or
 // lengthens the default (either could show an expired item again only if
 // it was not purged yet); after each clock move it waits for the purge
 // and checks that storage holds exactly the visible items.
-func TestModelWithPurger(t *testing.T) { runModel(t, true, 2) }
+func TestModelWithPurger(t *testing.T) { runModel(t, true, 2, 1) }
 
-func runModel(t *testing.T, purge bool, seed uint64) {
+// TestModelPartitions is TestModelWithPurger on a container of two
+// physical partitions that splits at random until it has eight: every
+// read path, by range included, keeps to the model across the splits.
+func TestModelPartitions(t *testing.T) { runModel(t, true, 3, 2) }
+
+// runModel drives a container of parts physical partitions; with more
+// than one, it also splits a random range now and then.
+func runModel(t *testing.T, purge bool, seed uint64, parts int) {
 	store, err := pebble.OpenMemory()
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +103,7 @@ func runModel(t *testing.T, purge bool, seed uint64) {
 	if _, err := e.CreateDatabase(ctx, []byte(`{"id":"db"}`), ThroughputHeaders{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":10}`), ThroughputHeaders{Offer: "1000000"}); err != nil {
+	if _, err := e.CreateContainer(ctx, "db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2},"defaultTtl":10}`), ThroughputHeaders{Offer: "1000000", Partitions: strconv.Itoa(parts)}); err != nil {
 		t.Fatal(err)
 	}
 	m := &model{items: map[string]modelItem{}, def: 10, now: start.Unix()}
@@ -162,6 +169,15 @@ func runModel(t *testing.T, purge bool, seed uint64) {
 			if exists {
 				delete(m.items, key)
 			}
+		case r < 88 && parts > 1 && rng.IntN(10) == 0:
+			ranges := modelRanges(t, e)
+			if len(ranges) >= 8 {
+				continue
+			}
+			what = "split"
+			if _, err := e.SplitPartition(ctx, "db", "c", ranges[rng.IntN(len(ranges))]); err != nil {
+				t.Fatalf("op %d split: %v", op, err)
+			}
 		case r < 90:
 			what = "advance"
 			d := time.Duration(rng.IntN(4000)) * time.Millisecond
@@ -177,10 +193,13 @@ func runModel(t *testing.T, purge bool, seed uint64) {
 				choices = append(choices, 0)
 			}
 			def := choices[rng.IntN(len(choices))]
-			if purge && def > 0 && (m.def < 0 || def > m.def) {
-				def = m.def // never lengthen with the purger on
+			// Never lengthen with the purger on: -1 after a positive
+			// default is the longest of all. A shortened default expires
+			// items at once, and they may not be purged yet.
+			if purge && m.def > 0 && (def < 0 || def > m.def) {
+				def = m.def
 			}
-			body := `{"id":"c","partitionKey":{"paths":["/pk"]}`
+			body := `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}`
 			if def != 0 {
 				body += fmt.Sprintf(`,"defaultTtl":%d`, def)
 			}
@@ -207,6 +226,9 @@ func runModel(t *testing.T, purge bool, seed uint64) {
 	}
 	if err := e.CheckConsistency(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := len(modelRanges(t, e)); parts > 1 && n <= parts {
+		t.Fatalf("%d ranges at the end: the test split none", n)
 	}
 }
 
@@ -238,14 +260,59 @@ func compareModel(t *testing.T, e *Engine, m *model, op int, what string) {
 	if got := rowKeys(t, feed.Rows()); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after op %d (%s): read feed %v, model %v", op, what, got, want)
 	}
+	// Each range's COUNT and change feed (from the beginning, its
+	// ancestors' logs included) add up to the model.
 	body := []byte(`{"query":"SELECT VALUE COUNT(1) FROM c WHERE c.id != 'x'"}`)
-	res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: body, CrossPartition: true, RangeID: "0"})
+	count := 0
+	var fed []string
+	for _, rangeID := range modelRanges(t, e) {
+		res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: body, CrossPartition: true, RangeID: rangeID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Rows()) != 1 {
+			t.Fatalf("after op %d (%s): COUNT of range %s: %s", op, what, rangeID, res.Rows())
+		}
+		n, _ := strconv.Atoi(string(res.Rows()[0]))
+		count += n
+		cont := ""
+		for {
+			fr, err := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c"}, RangeID: rangeID, IfNoneMatch: cont, MaxItemCount: 50})
+			if err != nil {
+				t.Fatalf("after op %d (%s): change feed of range %s: %v", op, what, rangeID, err)
+			}
+			if fr.NotModified {
+				break
+			}
+			cont = fr.ETag
+			fed = append(fed, rowKeys(t, fr.Rows)...)
+		}
+	}
+	if count != len(want) {
+		t.Fatalf("after op %d (%s): COUNT over the ranges %d, model %d", op, what, count, len(want))
+	}
+	sort.Strings(fed)
+	if fmt.Sprint(fed) != fmt.Sprint(want) {
+		t.Fatalf("after op %d (%s): change feed %v, model %v", op, what, fed, want)
+	}
+}
+
+// modelRanges lists the ids of the container's partition key ranges.
+func modelRanges(t *testing.T, e *Engine) []string {
+	t.Helper()
+	docs, _, _, err := e.PartitionKeyRanges(context.Background(), "db", "c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows()) != 1 || string(res.Rows()[0]) != strconv.Itoa(len(want)) {
-		t.Fatalf("after op %d (%s): COUNT %s, model %d", op, what, res.Rows(), len(want))
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		var r struct{ ID string }
+		if err := json.Unmarshal(d, &r); err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = r.ID
 	}
+	return ids
 }
 
 func rowKeys(t *testing.T, rows [][]byte) []string {
