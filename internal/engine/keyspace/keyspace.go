@@ -38,7 +38,7 @@ import (
 //	Vec       0x1C <coll-rid:8> <path#:1> <pk> <id>      the item's vector at the container's embedding path number path#: float32s, little-endian
 //	Txt       0x1D <coll-rid:8> <pk> <id>                the item's full-text entry: its header, and per fullTextPolicy path its analyzed length and terms (engine/textindex.go)
 //	Gone      0x1E <coll-rid:8> <lsn:uint64>             <pk> <id> of the item removed at lsn, in a container with a vector or full-text policy (engine/gone.go)
-//	Parts     0x1F <coll-rid:8>                          the container's number of physical partitions (uint16), when more than one
+//	Parts     0x1F <coll-rid:8>                          the container's partition layout (engine.partitionLayout), when it has more than one partition or was pinned
 //
 // A container's items are spread over its physical partitions by the
 // effective partition key (EPK) of their partition key, as on the
