@@ -16,13 +16,16 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
+	"github.com/ebbdb/ebb/internal/storage/postgres"
+	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
 )
 
 // The model test drives the engine with random writes, deletes, patches,
 // container TTL changes and clock moves, and compares every read path
 // with a reference model written from the TTL contract alone, after every
 // operation. EBB_MODEL_OPS sets the number of operations (default 3,000
-// per mode).
+// per mode), and EBB_MODEL_SEED, added to each test's seed, explores
+// other sequences.
 
 type modelItem struct {
 	ts  int64
@@ -83,17 +86,38 @@ func TestModelWithPurger(t *testing.T) { runModel(t, true, 2, 1) }
 // read path, by range included, keeps to the model across the splits.
 func TestModelPartitions(t *testing.T) { runModel(t, true, 3, 2) }
 
-// runModel drives a container of parts physical partitions; with more
-// than one, it also splits a random range now and then.
+// TestModelPartitionsPostgres is TestModelPartitions on PostgreSQL, as a
+// node of a cluster (its writes behind the partitions' row locks, its
+// purge behind per-partition leases), for a fifth of the operations. It
+// needs EBB_TEST_POSTGRES_URL.
+func TestModelPartitionsPostgres(t *testing.T) {
+	url := pgtest.FreshSchema(t)
+	store, err := postgres.Open(context.Background(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runModelOn(t, store, Options{Shared: true, NodeID: "model"}, true, 4, 2, max(modelOps()/5, 1))
+}
+
+// runModel drives a container of parts physical partitions in memory;
+// with more than one, it also splits a random range now and then.
 func runModel(t *testing.T, purge bool, seed uint64, parts int) {
 	store, err := pebble.OpenMemory()
 	if err != nil {
 		t.Fatal(err)
 	}
+	runModelOn(t, store, Options{}, purge, seed, parts, modelOps())
+}
+
+// runModelOn is runModel on store, for ops operations, with the engine
+// options opts besides the clock and the purger.
+func runModelOn(t *testing.T, store storage.Store, opts Options, purge bool, seed uint64, parts, ops int) {
 	start := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
 	clk := clock.NewManual(start)
-	e, err := Open(context.Background(), store, Options{Clock: clk, DisablePurger: !purge})
+	opts.Clock, opts.DisablePurger = clk, !purge
+	e, err := Open(context.Background(), store, opts)
 	if err != nil {
+		store.Close()
 		t.Fatal(err)
 	}
 	defer func() { e.Close(); store.Close() }()
@@ -107,11 +131,12 @@ func runModel(t *testing.T, purge bool, seed uint64, parts int) {
 		t.Fatal(err)
 	}
 	m := &model{items: map[string]modelItem{}, def: 10, now: start.Unix()}
-	rng := rand.New(rand.NewPCG(seed, 42))
+	extra, _ := strconv.ParseUint(os.Getenv("EBB_MODEL_SEED"), 10, 64)
+	rng := rand.New(rand.NewPCG(seed+extra, 42))
 	pks := []string{"a", "b", "c"}
 	ttls := []int64{0, 0, -1, 1, 2, 5, 30}
 
-	for op := 0; op < modelOps(); op++ {
+	for op := 0; op < ops; op++ {
 		pk, id := pks[rng.IntN(len(pks))], strconv.Itoa(rng.IntN(12))
 		key := pk + "/" + id
 		ref := ItemRef{DB: "db", Coll: "c", ID: id, PK: `["` + pk + `"]`, HasPK: true}
