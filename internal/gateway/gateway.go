@@ -233,7 +233,7 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 		if activity == "" {
 			activity = newActivityID()
 		}
-		w.Header()[hActivity] = []string{activity}
+		setHeader(w, hActivity, activity)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -280,11 +280,16 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 }
 
 // recorder remembers the status a handler wrote and the request charge
-// it reported through setCharge.
+// it reported through setCharge, and holds the values setHeader gives
+// the response's headers.
 type recorder struct {
 	http.ResponseWriter
 	status int
 	charge float64
+	// values back the one-value slices of the response's headers (see
+	// setHeader); used counts those given out.
+	values [8]string
+	used   int
 }
 
 // Unwrap lets http.ResponseController reach the connection (deadlines,

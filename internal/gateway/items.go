@@ -61,9 +61,8 @@ func (g *Gateway) readItem(w http.ResponseWriter, r *http.Request) error {
 		return writeResource(w, http.StatusOK, res)
 	})
 	if engine.IsKind(err, engine.KindNotModified) {
-		h := w.Header()
-		h[hEtag] = []string{res.ETag}
-		h[hSession] = []string{res.Session}
+		setHeader(w, hEtag, res.ETag)
+		setHeader(w, hSession, res.Session)
 	}
 	return err
 }

@@ -32,25 +32,25 @@ func writeResource(w http.ResponseWriter, status int, res engine.Resource) error
 	setCharge(w, res.Charge)
 	h := w.Header()
 	if res.ETag != "" {
-		h[hEtag] = []string{res.ETag}
+		setHeader(w, hEtag, res.ETag)
 	}
 	if res.Session != "" {
-		h[hSession] = []string{res.Session}
+		setHeader(w, hSession, res.Session)
 	}
 	if res.ContentPath != "" {
-		h[hContentPath] = []string{res.ContentPath}
-		h[hAltPath] = []string{res.AltContentPath}
+		setHeader(w, hContentPath, res.ContentPath)
+		setHeader(w, hAltPath, res.AltContentPath)
 	}
 	if res.Body == nil || status == http.StatusNoContent {
 		if status != http.StatusNoContent {
 			h[hContentType] = jsonContentType
-			h[hLength] = []string{"0"}
+			setHeader(w, hLength, "0")
 		}
 		w.WriteHeader(status)
 		return nil
 	}
 	h[hContentType] = jsonContentType
-	h[hLength] = []string{strconv.Itoa(len(res.Body))}
+	setHeader(w, hLength, strconv.Itoa(len(res.Body)))
 	w.WriteHeader(status)
 	_, err := w.Write(res.Body)
 	return err
@@ -118,11 +118,11 @@ func writeFeed(w http.ResponseWriter, envelope, rid string, rows feedRows, charg
 	h := w.Header()
 	h[hContentType] = jsonContentType
 	setCharge(w, charge)
-	h[hItemCount] = []string{strconv.Itoa(n)}
+	setHeader(w, hItemCount, strconv.Itoa(n))
 	if continuation != "" {
-		h[hCont] = []string{continuation}
+		setHeader(w, hCont, continuation)
 	}
-	h[hLength] = []string{strconv.Itoa(len(head) + rows.Size() + len(tail))}
+	setHeader(w, hLength, strconv.Itoa(len(head)+rows.Size()+len(tail)))
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(head); err != nil {
 		return err
@@ -149,10 +149,25 @@ func setCharge(w http.ResponseWriter, c float64) {
 	if c <= 0 {
 		c = 1
 	}
-	w.Header()[hCharge] = []string{strconv.FormatFloat(c, 'f', -1, 64)}
+	setHeader(w, hCharge, strconv.FormatFloat(c, 'f', -1, 64))
 	if rec, ok := w.(*recorder); ok {
 		rec.charge = c
 	}
+}
+
+// setHeader sets the response header key, in canonical form, to the one
+// value v. Through the recorder the value's slice is taken from the
+// recorder's own array, so the headers of a response cost no allocation
+// each; the slice's capacity is one, so an append to it copies.
+func setHeader(w http.ResponseWriter, key, v string) {
+	if rec, ok := w.(*recorder); ok && rec.used < len(rec.values) {
+		i := rec.used
+		rec.used++
+		rec.values[i] = v
+		w.Header()[key] = rec.values[i : i+1 : i+1]
+		return
+	}
+	w.Header()[key] = []string{v}
 }
 
 func appendJSONString(dst []byte, s string) []byte {
