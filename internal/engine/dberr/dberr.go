@@ -124,8 +124,13 @@ func NotFound(format string, args ...any) *Error {
 	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// IsKind reports whether err is an engine error of kind k.
+// IsKind reports whether err is an engine error of kind k. A nil err
+// returns at once: errors.As moves its target to the heap, and most calls
+// are for a request that succeeded.
 func IsKind(err error, k Kind) bool {
+	if err == nil {
+		return false
+	}
 	var e *Error
 	return errors.As(err, &e) && e.Kind == k
 }
