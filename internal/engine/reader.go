@@ -17,7 +17,7 @@ import (
 // scans, index walks, the read feed, the latest-version change feed, the
 // batch, and the purger's re-check before it deletes.
 //
-// INVARIANT: visibleAt is the only caller of ttl.Visible and of
+// INVARIANT: alive is the only caller of ttl.Visible and of
 // container.deletedByPartition in the engine, but for the writes that
 // tell a TTL delete from a partition delete in the change feed.
 type itemReader struct {
@@ -28,8 +28,10 @@ type itemReader struct {
 	// part: a query or feed addressed to one partition key range sees
 	// only that range's items, whatever path it reads them by. A scan
 	// then walks the other partitions' items too, without yielding
-	// them, so it steps meter for every item it reads: the executor's
-	// budget sees only the items it is given.
+	// them, so it steps meter for every item it reads, and a point
+	// lookup passes over another partition's key without reading it but
+	// steps meter too: the executor's budget sees only the items it is
+	// given.
 	scoped bool
 	part   int
 	meter  *workMeter
@@ -43,11 +45,36 @@ type storedItem struct {
 }
 
 // visibleAt is the predicate of every read path: the item stored at key
-// with header h is visible unless it has expired (TTL) or a delete of its
-// partition is in progress (pkdelete.go).
+// with header h is visible unless it is outside the reader's scope, has
+// expired (TTL) or a delete of its partition is in progress
+// (pkdelete.go).
 func (ir itemReader) visibleAt(key []byte, h document.ItemHeader) bool {
-	return ttl.Visible(h.Ts, h.TTL, ir.c.ttl, ir.now) && !ir.c.deletedByPartition(key, h.LSN) &&
-		(!ir.scoped || ir.c.inPartition(key, ir.part))
+	return ir.inScope(key) && ir.alive(key, h)
+}
+
+// alive is visibleAt for an item known to be in the reader's scope.
+func (ir itemReader) alive(key []byte, h document.ItemHeader) bool {
+	return ttl.Visible(h.Ts, h.TTL, ir.c.ttl, ir.now) && !ir.c.deletedByPartition(key, h.LSN)
+}
+
+// inScope reports whether the item at key is in the reader's scope: every
+// item, or a scoped reader's partition's.
+func (ir itemReader) inScope(key []byte) bool {
+	return !ir.scoped || ir.c.inPartition(key, ir.part)
+}
+
+// passOver reports whether a scoped reader passes over key, an item of
+// another partition, without reading it. Passing over is work the
+// request's executor does not see, so it steps the meter, whose error
+// stops the read.
+func (ir itemReader) passOver(key []byte) (bool, error) {
+	if ir.inScope(key) {
+		return false, nil
+	}
+	if ir.meter != nil {
+		return true, ir.meter.step()
+	}
+	return true, nil
 }
 
 // deletedByPartition reports whether the item stored at key with header h
@@ -60,6 +87,9 @@ func (ir itemReader) deletedByPartition(key []byte, h document.ItemHeader) bool 
 // expired version too, since it still owns index entries and must be
 // purged before it is replaced. it.doc is nil when nothing is stored.
 func (ir itemReader) lookup(key []byte) (it storedItem, visible bool, err error) {
+	if skip, err := ir.passOver(key); skip || err != nil {
+		return storedItem{}, false, err
+	}
 	v, err := ir.r.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return storedItem{}, false, nil
@@ -71,13 +101,18 @@ func (ir itemReader) lookup(key []byte) (it storedItem, visible bool, err error)
 	if err != nil {
 		return storedItem{}, false, err
 	}
-	return storedItem{doc: doc, h: h}, ir.visibleAt(key, h), nil
+	return storedItem{doc: doc, h: h}, ir.alive(key, h), nil
 }
 
 // lend is lookup without copying the stored version: it calls fn once
 // with what lookup would return and returns fn's error. it.doc is valid
 // only until fn returns.
 func (ir itemReader) lend(key []byte, fn func(it storedItem, visible bool) error) error {
+	if skip, err := ir.passOver(key); err != nil {
+		return err
+	} else if skip {
+		return fn(storedItem{}, false)
+	}
 	called := false
 	err := ir.r.Lend(key, func(v []byte) error {
 		h, doc, err := document.DecodeItem(v)
@@ -85,7 +120,7 @@ func (ir itemReader) lend(key []byte, fn func(it storedItem, visible bool) error
 			return err
 		}
 		called = true
-		return fn(storedItem{doc: doc, h: h}, ir.visibleAt(key, h))
+		return fn(storedItem{doc: doc, h: h}, ir.alive(key, h))
 	})
 	if !called && errors.Is(err, storage.ErrNotFound) {
 		return fn(storedItem{}, false)
@@ -98,12 +133,29 @@ func (ir itemReader) lend(key []byte, fn func(it storedItem, visible bool) error
 // stored, that version (the caller may keep it) and whether it is
 // visible. Keys with nothing stored are skipped.
 func (ir itemReader) lookupMany(keys [][]byte, found func(i int, it storedItem, visible bool)) error {
-	return ir.r.GetMany(keys, func(i int, v []byte) error {
+	read := keys
+	var at []int // scoped: the index in keys of each key read
+	if ir.scoped {
+		read, at = make([][]byte, 0, len(keys)), make([]int, 0, len(keys))
+		for i, k := range keys {
+			skip, err := ir.passOver(k)
+			if err != nil {
+				return err
+			}
+			if !skip {
+				read, at = append(read, k), append(at, i)
+			}
+		}
+	}
+	return ir.r.GetMany(read, func(i int, v []byte) error {
 		h, doc, err := document.DecodeItem(v)
 		if err != nil {
 			return err
 		}
-		found(i, storedItem{doc: bytes.Clone(doc), h: h}, ir.visibleAt(keys[i], h))
+		if ir.scoped {
+			i = at[i]
+		}
+		found(i, storedItem{doc: bytes.Clone(doc), h: h}, ir.alive(keys[i], h))
 		return nil
 	})
 }
@@ -166,11 +218,14 @@ func (ir itemReader) scan(start, end []byte, reverse bool, yield func(key []byte
 				return err
 			}
 		}
+		if !ir.inScope(iter.Key()) {
+			continue
+		}
 		h, doc, err := document.DecodeItem(iter.Value())
 		if err != nil {
 			return err
 		}
-		if !ir.visibleAt(iter.Key(), h) {
+		if !ir.alive(iter.Key(), h) {
 			continue
 		}
 		if !yield(iter.Key(), storedItem{doc: doc, h: h}) {
