@@ -198,7 +198,10 @@ func (e *Engine) executeBatch(ctx context.Context, ref ItemRef, body []byte, opt
 				keys = append(keys, ops[i].key)
 			}
 		}
-		p := 0
+		// With no operation to run (each failed before it had a key),
+		// the transaction only reads the session token: any live
+		// partition's will do.
+		p := c.layout.live[0].id
 		if len(parts) == 1 {
 			p = parts[0]
 		}

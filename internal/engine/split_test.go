@@ -386,3 +386,21 @@ func mustContainer(t *testing.T, e *Engine, coll string) *container {
 	}
 	return c
 }
+
+// TestBulkOfFailedOperationsAfterSplit: a bulk request none of whose
+// operations gets as far as a key answers with each operation's error,
+// also once the first partition has been split.
+func TestBulkOfFailedOperationsAfterSplit(t *testing.T) {
+	e, _ := partitionedEngine(t, 2, 0)
+	ctx := context.Background()
+	if _, err := e.SplitPartition(ctx, "db", "c", "0"); err != nil {
+		t.Fatal(err)
+	}
+	br, err := e.ExecuteBatch(ctx, ItemRef{DB: "db", Coll: "c"}, []byte(`[{"operationType":"Create","resourceBody":{"pk":"a"}}]`), BatchOptions{ContinueOnError: true})
+	if err != nil {
+		t.Fatalf("bulk: %v", err)
+	}
+	if len(br.Ops) != 1 || !IsKind(br.Ops[0].Err, KindBadRequest) {
+		t.Fatalf("the operation without an id: %+v", br.Ops)
+	}
+}
