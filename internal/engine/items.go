@@ -490,10 +490,10 @@ func (e *Engine) updateItem(ctx context.Context, c *container, key []byte, fn fu
 func (e *Engine) updateItemsAt(ctx context.Context, c *container, p int, at time.Time, docKeys [][]byte, fn func(t *itemTx) error) error {
 	var t *itemTx
 	lock := c.partitionLock(p)
-	stateKey := lock[0]
 	err := e.store.UpdateLocked(ctx, lock, func(tx storage.Writer) error { // updatePartition's
 		if e.shared {
-			ahead := append([][]byte{stateKey, keyspace.IndexStateKey(c.rid)}, docKeys...)
+			// The lock statement reads the state itself.
+			ahead := append([][]byte{keyspace.IndexStateKey(c.rid)}, docKeys...)
 			var err error
 			if tx, err = storage.Prefetch(tx, ahead); err != nil {
 				return err
@@ -512,7 +512,7 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, p int, at time
 		if t.st.equal(st) {
 			return nil // only reads
 		}
-		return w.Set(stateKey, t.st.encode())
+		return w.Set(lock[0], t.st.encode())
 	})
 	if err != nil {
 		return err

@@ -124,15 +124,12 @@ func NotFound(format string, args ...any) *Error {
 	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
 }
 
-// IsKind reports whether err is an engine error of kind k. A nil err
-// returns at once: errors.As moves its target to the heap, and most calls
-// are for a request that succeeded.
+// IsKind reports whether err is an engine error of kind k.
+// (errors.AsType allocates nothing, where errors.As moved its target to
+// the heap on every call.)
 func IsKind(err error, k Kind) bool {
-	if err == nil {
-		return false
-	}
-	var e *Error
-	return errors.As(err, &e) && e.Kind == k
+	e, ok := errors.AsType[*Error](err)
+	return ok && e.Kind == k
 }
 
 // ErrStoreUnavailable is what a client is told when the storage backend
@@ -154,8 +151,7 @@ const storeRetryAfter = time.Second
 // ErrStoreUnavailable. Engine errors, and errors it has nothing to say
 // about, are returned as they are.
 func ClientError(err error) error {
-	var e *Error
-	if errors.As(err, &e) || !errors.Is(err, storage.ErrUnavailable) {
+	if _, ok := errors.AsType[*Error](err); ok || !errors.Is(err, storage.ErrUnavailable) {
 		return err
 	}
 	return ErrStoreUnavailable
