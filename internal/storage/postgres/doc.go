@@ -53,7 +53,10 @@
 // upserts a second), and writes to different partitions never meet. The
 // SQL is still what CockroachDB and YugabyteDB accept: both take FOR
 // UPDATE, and where READ COMMITTED is not enabled they run the
-// transaction at their stronger default, which is correct, only slower.
+// transaction at their stronger default (CockroachDB SERIALIZABLE,
+// YugabyteDB snapshot), which is correct, only slower: the lock's holder
+// writes the lock row (or writes it back), so a writer that waited on it
+// fails with a serialization error and runs again.
 //
 // Backoff alone is unfair on a hot key: the transaction that lost sleeps
 // while the winners go straight on to their next transaction, so the loser
