@@ -62,6 +62,12 @@ type BatchOptions struct {
 	Atomic bool
 	// ContinueOnError is x-ms-cosmos-batch-continue-on-error (bulk only).
 	ContinueOnError bool
+	// RangeID is x-ms-documentdb-partitionkeyrangeid: the range a bulk
+	// client grouped the operations by (the JS and .NET SDKs send it). A
+	// range the container no longer has is 410 with substatus 1002, on
+	// which the SDK reads the ranges again and regroups; the operations
+	// of a live one run in the partitions of their own keys.
+	RangeID string
 }
 
 // BatchOpResult is the outcome of one operation.
@@ -132,6 +138,9 @@ func (e *Engine) executeBatch(ctx context.Context, ref ItemRef, body []byte, opt
 	c, err := e.resolve(ref)
 	if err != nil {
 		return BatchResult{}, err
+	}
+	if _, live := c.parsePartitionID(opts.RangeID); opts.RangeID != "" && !live {
+		return BatchResult{}, c.errNoSuchRange(opts.RangeID)
 	}
 	ops, err := c.parseBatch(ref, body, opts.Atomic)
 	if err != nil {

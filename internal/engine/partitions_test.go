@@ -226,3 +226,59 @@ func TestPartitionCount(t *testing.T) {
 		t.Errorf("two partitions for a version 1 key: %v", err)
 	}
 }
+
+// TestEPKSubRange: a query or read feed that names a range and an EPK
+// range within it (x-ms-start-epk, x-ms-end-epk: a feed range narrower
+// than a partition) sees that part of the range's items only; the EPK
+// headers without a range are refused.
+func TestEPKSubRange(t *testing.T) {
+	e, _ := partitionedEngine(t, 2, 60)
+	ctx := context.Background()
+	c, _ := e.container("db", "c")
+	quarter := epkBound(1, 4) // the middle of range 0
+	var want []string
+	for i := range 60 {
+		if c.pk.EPK(document.PartitionKey{{Kind: document.PKString, Str: fmt.Sprintf("k%d", i)}}) < quarter {
+			want = append(want, fmt.Sprintf("i%d", i))
+		}
+	}
+	slices.Sort(want)
+	if len(want) == 0 || len(want) == 60 {
+		t.Fatalf("%d items below the quarter: the test needs some on each side", len(want))
+	}
+	ref := ItemRef{DB: "db", Coll: "c"}
+	got := rowIDs(t, queryPages(t, e, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c"), RangeID: "0", EndEPK: quarter}))
+	if !slices.Equal(got, want) {
+		t.Errorf("query of range 0 below %s: %v, want %v", quarter, got, want)
+	}
+	feed, err := e.ReadFeed(ctx, QueryRequest{Ref: ref, RangeID: "0", EndEPK: quarter, MaxItemCount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowIDs(t, stringRows(feed.Rows())); !slices.Equal(got, want) {
+		t.Errorf("read feed of range 0 below %s: %v, want %v", quarter, got, want)
+	}
+	if _, err := e.QueryItems(ctx, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c"), CrossPartition: true, StartEPK: quarter}); !IsKind(err, KindBadRequest) {
+		t.Errorf("x-ms-start-epk without a range: %v", err)
+	}
+}
+
+// TestBulkRangeID: a bulk request grouped by a range the container no
+// longer has is 410 with substatus 1002; grouped by a live one, its
+// operations run.
+func TestBulkRangeID(t *testing.T) {
+	e, _ := partitionedEngine(t, 2, 0)
+	ctx := context.Background()
+	if _, err := e.SplitPartition(ctx, "db", "c", "0"); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`[{"operationType":"Upsert","resourceBody":{"id":"x","pk":"a"}}]`)
+	_, err := e.ExecuteBatch(ctx, ItemRef{DB: "db", Coll: "c"}, body, BatchOptions{RangeID: "0"})
+	if e, ok := err.(*Error); !ok || e.Kind != KindGone || e.SubStatus != 1002 {
+		t.Fatalf("bulk for the split range: %v", err)
+	}
+	br, err := e.ExecuteBatch(ctx, ItemRef{DB: "db", Coll: "c"}, body, BatchOptions{RangeID: "1"})
+	if err != nil || br.Failed {
+		t.Fatalf("bulk for a live range: %+v, %v", br, err)
+	}
+}

@@ -33,6 +33,10 @@ type QueryRequest struct {
 	CrossPartition bool
 	// RangeID is x-ms-documentdb-partitionkeyrangeid.
 	RangeID string
+	// StartEPK and EndEPK are x-ms-start-epk and x-ms-end-epk: with a
+	// RangeID, the part of that range the request reads (an SDK's feed
+	// range narrower than a partition).
+	StartEPK, EndEPK string
 }
 
 // QueryResult is one page of results.
@@ -232,9 +236,12 @@ type docSource struct {
 	udfs      query.UDFs
 	textStats map[string]*query.TextStats
 	// scoped: the request names one physical partition, part (by its
-	// partition key range id), and sees only its items.
+	// partition key range id), and sees only its items; those whose
+	// encoded partition key epkIn accepts, when it is set (x-ms-start-epk
+	// and x-ms-end-epk).
 	scoped bool
 	part   int
+	epkIn  func(pkEnc []byte) bool
 }
 
 // meter returns a meter for work named what done for the source's
@@ -246,7 +253,7 @@ func (s *docSource) meter(what string) *workMeter {
 
 // items reads the source's container at its instant in snapshot r.
 func (s *docSource) items(r storage.Reader) itemReader {
-	ir := itemReader{r: r, c: s.c, now: s.at.Unix(), scoped: s.scoped, part: s.part}
+	ir := itemReader{r: r, c: s.c, now: s.at.Unix(), scoped: s.scoped, part: s.part, epkIn: s.epkIn}
 	if s.scoped {
 		ir.meter = s.meter("reading the other partition key ranges' items to find this range's")
 	}
@@ -271,12 +278,19 @@ func (s *docSource) Scan(after []byte, yield func(key, doc []byte) bool) error {
 // scope resolves which items a query or feed request may see.
 func (e *Engine) scope(ctx context.Context, req QueryRequest, c *container, requirePK bool) (*docSource, error) {
 	src := &docSource{e: e, c: c, at: e.now(), ctx: ctx, start: e.queryClock.Elapsed(), store: e.store}
+	var err error
 	if req.RangeID != "" {
 		p, ok := c.parsePartitionID(req.RangeID)
 		if !ok {
 			return nil, c.errNoSuchRange(req.RangeID)
 		}
 		src.scoped, src.part = c.multi(), p
+		if src.epkIn, err = c.pk.EPKFilter(req.StartEPK, req.EndEPK); err != nil {
+			return nil, err
+		}
+		src.scoped = src.scoped || src.epkIn != nil
+	} else if req.StartEPK != "" || req.EndEPK != "" {
+		return nil, dberr.BadRequest("x-ms-start-epk and x-ms-end-epk narrow the partition key range that x-ms-documentdb-partitionkeyrangeid names; this request names none.")
 	}
 	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 	if req.Ref.HasPK {

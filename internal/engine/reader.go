@@ -34,7 +34,10 @@ type itemReader struct {
 	// given.
 	scoped bool
 	part   int
-	meter  *workMeter
+	// epkIn, when set, narrows a scoped reader to the items whose encoded
+	// partition key it accepts (an EPK range within part).
+	epkIn func(pkEnc []byte) bool
+	meter *workMeter
 }
 
 // storedItem is an item version as storage holds it: header and document
@@ -58,9 +61,9 @@ func (ir itemReader) alive(key []byte, h document.ItemHeader) bool {
 }
 
 // inScope reports whether the item at key is in the reader's scope: every
-// item, or a scoped reader's partition's.
+// item, or a scoped reader's partition's (within its EPK range).
 func (ir itemReader) inScope(key []byte) bool {
-	return !ir.scoped || ir.c.inPartition(key, ir.part)
+	return !ir.scoped || ir.c.inPartition(key, ir.part) && (ir.epkIn == nil || ir.epkIn(key[docPrefixLen:]))
 }
 
 // passOver reports whether a scoped reader passes over key, an item of

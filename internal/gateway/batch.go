@@ -17,6 +17,7 @@ func (g *Gateway) batch(w http.ResponseWriter, r *http.Request, body []byte) err
 	opts := engine.BatchOptions{
 		Atomic:          !strings.EqualFold(r.Header.Get("x-ms-cosmos-batch-atomic"), "false"),
 		ContinueOnError: !strings.EqualFold(r.Header.Get("x-ms-cosmos-batch-continue-on-error"), "false"),
+		RangeID:         r.Header.Get("x-ms-documentdb-partitionkeyrangeid"),
 	}
 	res, err := g.eng.ExecuteBatch(r.Context(), itemRef(r), body, opts)
 	if err != nil {

@@ -44,8 +44,8 @@ func changeFeedRequest(r *http.Request) (engine.ChangeFeedRequest, error) {
 		IfNoneMatch:  r.Header.Get("If-None-Match"),
 		MaxItemCount: q.MaxItemCount,
 		RangeID:      q.RangeID,
-		StartEPK:     r.Header.Get("x-ms-start-epk"),
-		EndEPK:       r.Header.Get("x-ms-end-epk"),
+		StartEPK:     q.StartEPK,
+		EndEPK:       q.EndEPK,
 	}
 	switch aim := r.Header.Get("A-IM"); {
 	case strings.EqualFold(aim, "Incremental Feed"):

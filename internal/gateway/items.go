@@ -147,6 +147,8 @@ func queryRequest(r *http.Request, body []byte) (engine.QueryRequest, error) {
 		Continuation:   r.Header.Get("x-ms-continuation"),
 		CrossPartition: strings.EqualFold(r.Header.Get("x-ms-documentdb-query-enablecrosspartition"), "true"),
 		RangeID:        r.Header.Get("x-ms-documentdb-partitionkeyrangeid"),
+		StartEPK:       r.Header.Get("x-ms-start-epk"),
+		EndEPK:         r.Header.Get("x-ms-end-epk"),
 	}
 	if v := r.Header.Get("x-ms-max-item-count"); v != "" {
 		n, err := strconv.Atoi(v)
