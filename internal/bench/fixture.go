@@ -32,7 +32,7 @@ func NewClient(endpoint string) (client *azcosmos.Client, closeIdle func(), err 
 		ForceAttemptHTTP2: true,
 	}
 	client, err = azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{
-		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}, PerCallPolicies: []policy.Policy{PartitionCountPolicy{}}},
+		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -40,27 +40,12 @@ func NewClient(endpoint string) (client *azcosmos.Client, closeIdle func(), err 
 	return client, transport.CloseIdleConnections, nil
 }
 
-// partitionCountKey, in a request's context, holds the physical
-// partitions a container create asks for (Ebb's x-ebb-partition-count).
-type partitionCountKey struct{}
-
 // WithPartitionCount returns ctx for a container create that asks for n
 // physical partitions (x-ebb-partition-count, which the SDK has no
-// option for), sent by a client with PartitionCountPolicy (NewClient's
-// have it).
+// option for): azcore's header policy, in every client's pipeline, sends
+// the header.
 func WithPartitionCount(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, partitionCountKey{}, n)
-}
-
-// PartitionCountPolicy sends x-ebb-partition-count on the requests whose
-// context WithPartitionCount made.
-type PartitionCountPolicy struct{}
-
-func (PartitionCountPolicy) Do(req *policy.Request) (*http.Response, error) {
-	if n, ok := req.Raw().Context().Value(partitionCountKey{}).(int); ok {
-		req.Raw().Header.Set("x-ebb-partition-count", strconv.Itoa(n))
-	}
-	return req.Next()
+	return policy.WithHTTPHeader(ctx, http.Header{"x-ebb-partition-count": {strconv.Itoa(n)}})
 }
 
 // Fixture is a container prepared for a workload, with the operations the

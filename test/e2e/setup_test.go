@@ -22,7 +22,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/internal/auth"
-	"github.com/ebbdb/ebb/internal/bench"
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/server"
 	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
@@ -139,7 +138,7 @@ func newClient(t testing.TB, endpoint string, transport *http.Client) *azcosmos.
 		t.Fatal(err)
 	}
 	client, err := azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{
-		ClientOptions: azcore.ClientOptions{Transport: transport, PerCallPolicies: []policy.Policy{planAwarePolicy{}, bench.PartitionCountPolicy{}}},
+		ClientOptions: azcore.ClientOptions{Transport: transport, PerCallPolicies: []policy.Policy{planAwarePolicy{}}},
 	})
 	if err != nil {
 		t.Fatal(err)
