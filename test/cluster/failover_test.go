@@ -59,6 +59,8 @@ func TestPostgresFailover(t *testing.T) {
 		otherErrs []error
 	)
 	const writers = 8
+	// Writers stop with the test, however it ends.
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
 	for w := range writers {
 		node := nodes[w%len(nodes)]
 		c := retryingClient(t, node.Endpoint, &seen)

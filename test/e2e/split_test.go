@@ -55,6 +55,8 @@ func TestSplitUnderLoad(t *testing.T) {
 		acked  = map[string]int{}
 		writes atomic.Int64
 	)
+	// Writers stop with the test, however it ends.
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
 	for w := range writers {
 		wg.Go(func() {
 			for n := 1; !stop.Load(); n++ {
@@ -115,7 +117,7 @@ func TestSplitUnderLoad(t *testing.T) {
 			}
 		}
 	}
-	for writes.Load() < 300 {
+	for writes.Load() < 300 && !stop.Load() {
 		readFeed()
 	}
 
