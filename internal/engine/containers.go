@@ -77,8 +77,9 @@ func (e *Engine) CreateContainer(ctx context.Context, dbID string, body []byte, 
 		c.follow(spec)
 		copy(c.rid[:4], db.rid[:])
 		c.rid[4], c.rid[5], c.rid[6], c.rid[7] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-		// After the rid: the partitions' locks name it.
-		c.setLayout(&partitionLayout{live: evenLayout(parts).live, next: parts, pinned: th.Partitions != ""})
+		layout := evenLayout(parts)
+		layout.pinned = th.Partitions != ""
+		c.setLayout(layout) // after the rid: the partitions' locks name it
 		c.ridStr = resource.RIDString(c.rid[:])
 		c.self = "dbs/" + db.ridStr + "/colls/" + c.ridStr + "/"
 		c.etag = resource.Etag(n)

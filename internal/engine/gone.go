@@ -35,7 +35,7 @@ func recordGone(w storage.Writer, c *container, lsn uint64, key []byte) error {
 	if c.vectors == nil && c.text == nil {
 		return nil
 	}
-	if err := w.Set(keyspace.GoneKey(c.rid, lsn), key[len(keyspace.CollPrefix(keyspace.Doc, c.rid)):]); err != nil {
+	if err := w.Set(keyspace.GoneKey(c.rid, lsn), key[docPrefixLen:]); err != nil {
 		return err
 	}
 	// Each partition's removals are trimmed in its own transactions.

@@ -535,7 +535,7 @@ func (e *Engine) updateItemsIn(ctx context.Context, c *container, at time.Time, 
 	if parts != nil {
 		locks = locks[:0:0]
 		for _, p := range parts {
-			locks = append(locks, keyspace.PartitionStateKey(c.rid, p))
+			locks = append(locks, c.partitionLock(p)[0])
 		}
 	}
 	var txs map[int]*itemTx

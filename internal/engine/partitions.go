@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -183,7 +184,7 @@ func (c *container) feedPartition(src *docSource, pk []byte, rangeID string) (in
 func (c *container) partitionStateKeys() [][]byte {
 	ks := make([][]byte, len(c.layout.live))
 	for i, r := range c.layout.live {
-		ks[i] = keyspace.PartitionStateKey(c.rid, r.id)
+		ks[i] = c.partitionLock(r.id)[0]
 	}
 	return ks
 }
@@ -292,17 +293,46 @@ type containerState struct {
 // readContainerState reads the states of all of c's live partitions in
 // r; the version lists their LSNs in c's layout's order.
 func readContainerState(r storage.Reader, c *container) (containerState, error) {
-	cs := containerState{lsns: make(version, len(c.layout.live))}
-	for i, p := range c.layout.ids() {
-		st, err := readPartitionState(r, c.rid, p)
-		if err != nil {
-			return containerState{}, err
-		}
+	states, err := readPartitionStates(r, c)
+	if err != nil {
+		return containerState{}, err
+	}
+	cs := containerState{lsns: make(version, len(states))}
+	for i, st := range states {
 		cs.lsns[i] = st.lsn
 		cs.items += st.items
 		cs.counting = cs.counting || st.counting
 	}
 	return cs, nil
+}
+
+// readPartitionStates reads the states of c's live partitions in r, in
+// its layout's order, together (one round trip on a shared store).
+func readPartitionStates(r storage.Reader, c *container) ([]collState, error) {
+	keys := c.partitionStateKeys()
+	order := make([]int, len(keys)) // layout positions, in key order
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	sorted := make([][]byte, len(keys))
+	for j, i := range order {
+		sorted[j] = keys[i]
+	}
+	states := make([]collState, len(keys))
+	found := 0
+	err := r.GetMany(sorted, func(j int, v []byte) (err error) {
+		found++
+		states[order[j]], err = decodeCollState(v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found < len(keys) {
+		return nil, dberr.NotFound("Resource Not Found. The container was deleted.")
+	}
+	return states, nil
 }
 
 // changesBetween calls f for each item of c written or removed after

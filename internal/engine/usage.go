@@ -44,16 +44,13 @@ func (e *Engine) countBatch(ctx context.Context, c *container, max int) (more bo
 	// transaction.
 	var counting []int
 	err = e.store.View(ctx, func(r storage.Reader) error {
-		for _, p := range c.layout.ids() {
-			st, err := readPartitionState(r, c.rid, p)
-			if err != nil {
-				return err
-			}
+		states, err := readPartitionStates(r, c)
+		for i, st := range states {
 			if st.counting {
-				counting = append(counting, p)
+				counting = append(counting, c.layout.live[i].id)
 			}
 		}
-		return nil
+		return err
 	})
 	if err != nil || len(counting) == 0 {
 		return false, ignoreDeleted(err)
@@ -153,11 +150,11 @@ type Usage struct {
 // usage reads c's usage and index progress in r.
 func usage(r storage.Reader, c *container) (Usage, error) {
 	u := Usage{Known: true, IndexProgress: 100}
-	for _, p := range c.layout.ids() {
-		st, err := readPartitionState(r, c.rid, p)
-		if err != nil {
-			return Usage{}, err
-		}
+	states, err := readPartitionStates(r, c)
+	if err != nil {
+		return Usage{}, err
+	}
+	for _, st := range states {
 		u.Items, u.Bytes, u.Known = u.Items+st.items, u.Bytes+st.bytes, u.Known && !st.counting
 	}
 	ist, found, err := index.ReadState(r, c.rid)
