@@ -164,6 +164,11 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Writer) error) error
 // cannot deadlock), sent with BEGIN ahead of fn's first read (or, for an
 // fn that only writes, its writes and COMMIT). See the package doc.
 func (s *Store) UpdateLocked(ctx context.Context, locks [][]byte, fn func(storage.Writer) error) error {
+	// A point write's one lock (the common case) is sent as it is: the
+	// slice is only read.
+	if len(locks) == 1 && locks[0] != nil {
+		return s.update(ctx, locks, fn)
+	}
 	sorted := make([][]byte, len(locks))
 	for i, l := range locks {
 		sorted[i] = nonNil(l)
