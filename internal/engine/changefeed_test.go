@@ -429,23 +429,34 @@ func runChangeFeedProperty(t *testing.T, e *Engine, clk *clock.Manual, def strin
 // to 304 in pages of size, and returns the rows and the final etag.
 func drainLatest(t *testing.T, e *Engine, etag string, size int) ([][]byte, string) {
 	t.Helper()
-	var rows [][]byte
-	for range 10000 {
-		res, err := e.ChangeFeed(context.Background(), ChangeFeedRequest{
-			Ref: ItemRef{DB: "db", Coll: "c"}, IfNoneMatch: etag, MaxItemCount: size,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	return drainFeed(t, e, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c"}, IfNoneMatch: etag, MaxItemCount: size}, func(res ChangeFeedResult) {
 		if etag != "" && lsnOf(res.ETag) < lsnOf(etag) {
 			t.Fatalf("continuation went back from %s to %s", etag, res.ETag)
 		}
 		etag = res.ETag
-		if res.NotModified {
-			return rows, etag
-		}
 		if len(res.Rows) > size {
 			t.Fatalf("page of %d rows, max %d", len(res.Rows), size)
+		}
+	})
+}
+
+// drainFeed reads the change feed req asks for, from its IfNoneMatch on,
+// to 304, calling page (if not nil) with each answer, and returns the
+// rows and the final etag.
+func drainFeed(t testing.TB, e *Engine, req ChangeFeedRequest, page func(ChangeFeedResult)) ([][]byte, string) {
+	t.Helper()
+	var rows [][]byte
+	for range 10000 {
+		res, err := e.ChangeFeed(context.Background(), req)
+		if err != nil {
+			t.Fatalf("change feed of range %q: %v", req.RangeID, err)
+		}
+		if page != nil {
+			page(res)
+		}
+		req.IfNoneMatch = res.ETag
+		if res.NotModified {
+			return rows, res.ETag
 		}
 		rows = append(rows, res.Rows...)
 	}

@@ -195,7 +195,7 @@ func runModelOn(t *testing.T, store storage.Store, opts Options, purge bool, see
 				delete(m.items, key)
 			}
 		case r < 88 && parts > 1 && rng.IntN(10) == 0:
-			ranges := modelRanges(t, e)
+			ranges := rangeIDs(t, e, "c")
 			if len(ranges) >= 8 {
 				continue
 			}
@@ -252,7 +252,7 @@ func runModelOn(t *testing.T, store storage.Store, opts Options, purge bool, see
 	if err := e.CheckConsistency(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(modelRanges(t, e)); parts > 1 && n <= parts {
+	if n := len(rangeIDs(t, e, "c")); parts > 1 && n <= parts {
 		t.Fatalf("%d ranges at the end: the test split none", n)
 	}
 }
@@ -290,7 +290,7 @@ func compareModel(t *testing.T, e *Engine, m *model, op int, what string) {
 	body := []byte(`{"query":"SELECT VALUE COUNT(1) FROM c WHERE c.id != 'x'"}`)
 	count := 0
 	var fed []string
-	for _, rangeID := range modelRanges(t, e) {
+	for _, rangeID := range rangeIDs(t, e, "c") {
 		res, err := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: body, CrossPartition: true, RangeID: rangeID})
 		if err != nil {
 			t.Fatal(err)
@@ -300,18 +300,8 @@ func compareModel(t *testing.T, e *Engine, m *model, op int, what string) {
 		}
 		n, _ := strconv.Atoi(string(res.Rows()[0]))
 		count += n
-		cont := ""
-		for {
-			fr, err := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c"}, RangeID: rangeID, IfNoneMatch: cont, MaxItemCount: 50})
-			if err != nil {
-				t.Fatalf("after op %d (%s): change feed of range %s: %v", op, what, rangeID, err)
-			}
-			if fr.NotModified {
-				break
-			}
-			cont = fr.ETag
-			fed = append(fed, rowKeys(t, fr.Rows)...)
-		}
+		rows, _ := drainFeed(t, e, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c"}, RangeID: rangeID, MaxItemCount: 50}, nil)
+		fed = append(fed, rowKeys(t, rows)...)
 	}
 	if count != len(want) {
 		t.Fatalf("after op %d (%s): COUNT over the ranges %d, model %d", op, what, count, len(want))
@@ -322,10 +312,11 @@ func compareModel(t *testing.T, e *Engine, m *model, op int, what string) {
 	}
 }
 
-// modelRanges lists the ids of the container's partition key ranges.
-func modelRanges(t *testing.T, e *Engine) []string {
+// rangeIDs lists the ids of db/coll's partition key ranges, in EPK
+// order.
+func rangeIDs(t testing.TB, e *Engine, coll string) []string {
 	t.Helper()
-	docs, _, _, err := e.PartitionKeyRanges(context.Background(), "db", "c")
+	docs, _, _, err := e.PartitionKeyRanges(context.Background(), "db", coll)
 	if err != nil {
 		t.Fatal(err)
 	}

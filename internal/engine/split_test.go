@@ -26,19 +26,8 @@ func TestSplitPartition(t *testing.T) {
 	before := rowIDs(t, queryPages(t, e, QueryRequest{Ref: ref, Body: queryBody("SELECT * FROM c"), RangeID: "0"}))
 	drainFeed := func(rangeID, from string) ([]string, string) {
 		t.Helper()
-		var rows []string
-		cont := from
-		for {
-			fr, err := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ref, RangeID: rangeID, IfNoneMatch: cont, MaxItemCount: 7})
-			if err != nil {
-				t.Fatalf("feed of range %s: %v", rangeID, err)
-			}
-			cont = fr.ETag
-			if fr.NotModified {
-				return rows, cont
-			}
-			rows = append(rows, rowIDs(t, stringRows(fr.Rows))...)
-		}
+		rows, cont := drainFeed(t, e, ChangeFeedRequest{Ref: ref, RangeID: rangeID, IfNoneMatch: from, MaxItemCount: 7}, nil)
+		return rowIDs(t, stringRows(rows)), cont
 	}
 	feed0, token0 := drainFeed("0", "")
 	slices.Sort(feed0)
@@ -273,32 +262,17 @@ func TestThroughputSplits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, _ := e.container("db", "c")
-	offer := func(ru int) {
-		t.Helper()
-		body := fmt.Sprintf(`{"offerResourceId":%q,"content":{"offerThroughput":%d}}`, c.ridStr, ru)
-		if _, err := e.ReplaceOffer(ctx, c.offerID, []byte(body), ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ranges := func() int {
-		r, _, _, err := e.PartitionKeyRanges(ctx, "db", "c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(r)
-	}
-	offer(30_000) // five partitions of 6,000 RU/s
-	waitUntil(t, "five partitions", func() bool { return ranges() == 5 })
+	setThroughput(t, e, "c", 30_000) // five partitions of 6,000 RU/s
+	waitUntil(t, "five partitions", func() bool { return len(rangeIDs(t, e, "c")) == 5 })
 	var all []string
-	for _, p := range mustLive(t, e) {
+	for _, p := range rangeIDs(t, e, "c") {
 		all = append(all, rowIDs(t, queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c"), RangeID: p}))...)
 	}
 	if len(all) != 50 || len(slices.Compact(slices.Sorted(slices.Values(all)))) != 50 {
 		t.Fatalf("the five ranges hold %d items, want each of 50 once", len(all))
 	}
-	offer(400)
-	if n := ranges(); n != 5 {
+	setThroughput(t, e, "c", 400)
+	if n := len(rangeIDs(t, e, "c")); n != 5 {
 		t.Fatalf("%d ranges after lowering the throughput, want 5", n)
 	}
 	waitUntil(t, "the children counted", func() bool {
@@ -308,20 +282,6 @@ func TestThroughputSplits(t *testing.T) {
 	if err := e.CheckConsistency(ctx); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// mustLive lists the ids of db/c's live ranges.
-func mustLive(t *testing.T, e *Engine) []string {
-	t.Helper()
-	c, err := e.container("db", "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, p := range c.layout.ids() {
-		ids = append(ids, fmt.Sprint(p))
-	}
-	return ids
 }
 
 // TestPinnedPartitions: a container created with x-ebb-partition-count
@@ -335,26 +295,11 @@ func TestPinnedPartitions(t *testing.T) {
 	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Offer: "60000", Partitions: "2"})
 	mustCreateWith(t, e, "db", `{"id":"one","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Offer: "60000", Partitions: "1"})
 	mustCreateWith(t, e, "db", `{"id":"free","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Offer: "400"})
-	c, _ := e.container("db", "c")
-	body := fmt.Sprintf(`{"offerResourceId":%q,"content":{"offerThroughput":%d}}`, c.ridStr, 120_000)
-	if _, err := e.ReplaceOffer(ctx, c.offerID, []byte(body), ""); err != nil {
-		t.Fatal(err)
-	}
+	setThroughput(t, e, "c", 120_000)
 	// The grower's work is visible on a container it may split: raising
 	// "free" splits it, and by then it has passed the pinned ones.
-	free, _ := e.container("db", "free")
-	body = fmt.Sprintf(`{"offerResourceId":%q,"content":{"offerThroughput":%d}}`, free.ridStr, 12_000)
-	if _, err := e.ReplaceOffer(ctx, free.offerID, []byte(body), ""); err != nil {
-		t.Fatal(err)
-	}
-	count := func(e *Engine, coll string) int {
-		t.Helper()
-		r, _, _, err := e.PartitionKeyRanges(ctx, "db", coll)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(r)
-	}
+	setThroughput(t, e, "free", 12_000)
+	count := func(e *Engine, coll string) int { return len(rangeIDs(t, e, coll)) }
 	waitUntil(t, "free grown to two", func() bool { return count(e, "free") == 2 })
 	for _, p := range []*container{mustContainer(t, e, "c"), mustContainer(t, e, "one")} {
 		if split, err := e.growPartitions(ctx, p); err != nil || split {
@@ -402,5 +347,15 @@ func TestBulkOfFailedOperationsAfterSplit(t *testing.T) {
 	}
 	if len(br.Ops) != 1 || !IsKind(br.Ops[0].Err, KindBadRequest) {
 		t.Fatalf("the operation without an id: %+v", br.Ops)
+	}
+}
+
+// setThroughput replaces db/coll's own offer with ru RU/s.
+func setThroughput(t *testing.T, e *Engine, coll string, ru int) {
+	t.Helper()
+	c := mustContainer(t, e, coll)
+	body := fmt.Sprintf(`{"offerResourceId":%q,"content":{"offerThroughput":%d}}`, c.ridStr, ru)
+	if _, err := e.ReplaceOffer(context.Background(), c.offerID, []byte(body), ""); err != nil {
+		t.Fatal(err)
 	}
 }
