@@ -26,7 +26,8 @@ const (
 	goneWindow = 1 << 17
 	// goneTrimEvery is how often, in LSNs, a removal trims the log: one
 	// range deletion per so many removals.
-	goneTrimEvery = 1 << 12
+	goneTrimBits  = 12
+	goneTrimEvery = 1 << goneTrimBits
 )
 
 // recordGone logs the removal at lsn of the item at key, in the
@@ -38,8 +39,12 @@ func recordGone(w storage.Writer, c *container, lsn uint64, key []byte) error {
 	if err := w.Set(keyspace.GoneKey(c.rid, lsn), key[docPrefixLen:]); err != nil {
 		return err
 	}
-	// Each partition's removals are trimmed in its own transactions.
-	if n := keyspace.LSNCount(lsn); n%goneTrimEvery == 0 && n > goneWindow {
+	// Each partition's removals are trimmed in its own transactions, by
+	// about one removal in goneTrimEvery: one whose LSN count is a
+	// multiple of it, or whose count hashes (Fibonacci hashing) to zero,
+	// so that no periodic pattern of writes and removals (a queue's
+	// create, delete, create, …) keeps every removal off the multiples.
+	if n := keyspace.LSNCount(lsn); (n%goneTrimEvery == 0 || n*0x9E3779B97F4A7C15>>(64-goneTrimBits) == 0) && n > goneWindow {
 		p := keyspace.LSNPartition(lsn)
 		return w.DeleteRange(keyspace.GoneKey(c.rid, keyspace.PartitionLSN(p, 0)), keyspace.GoneKey(c.rid, lsn-goneWindow))
 	}

@@ -92,4 +92,32 @@ func TestChangesSince(t *testing.T) {
 	if fmt.Sprint(kept) != fmt.Sprint([]uint64{goneTrimEvery + 1, goneWindow + goneTrimEvery}) {
 		t.Fatalf("removals kept at LSNs %v", kept)
 	}
+
+	// Removals that are never at a multiple of goneTrimEvery (every
+	// other LSN, the odd ones, as a queue's deletes between its creates)
+	// are trimmed too.
+	const last = 3*goneWindow + 1
+	err = e.store.Update(ctx, func(w storage.Writer) error {
+		key := keyspace.DocKey(c.rid, []byte("p"), "old")
+		for lsn := uint64(goneWindow + goneTrimEvery + 1); lsn <= last; lsn += 2 {
+			if err := recordGone(w, c, lsn, key); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.store.View(ctx, func(r storage.Reader) error {
+		it := r.Scan(keyspace.GoneKey(c.rid, 0), keyspace.GoneKey(c.rid, last-goneWindow-goneTrimEvery*4), false)
+		defer it.Close()
+		if it.Next() {
+			t.Errorf("a removal at LSN key %x is kept, far out of the window", it.Key())
+		}
+		return it.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
