@@ -163,6 +163,17 @@ func (b *indexBuilder) pass() (retry bool) {
 // indexBatch runs the next batch of c's rebuild (index.BuildBatch) in
 // one transaction. more reports that documents remain.
 func (e *Engine) indexBatch(ctx context.Context, c *container, max int) (more bool, err error) {
+	// Most containers' indexes were built long ago: look before taking
+	// every partition's lock, which the writes to them wait for.
+	built := false
+	_ = e.store.View(ctx, func(r storage.Reader) error {
+		st, found, err := index.ReadState(r, c.rid)
+		built = err == nil && found && !st.Building()
+		return err
+	})
+	if built {
+		return false, nil
+	}
 	err = e.updateContainer(ctx, c, func(w storage.Writer) error {
 		more, err = index.BuildBatch(w, c.indexTarget(), max)
 		return err
