@@ -6,7 +6,6 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/feed"
-	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/engine/throughput"
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -76,7 +75,7 @@ func (e *Engine) ChangeFeed(ctx context.Context, req ChangeFeedRequest) (ChangeF
 		return ChangeFeedResult{}, err
 	}
 	now := src.at.Unix()
-	pk := src.prefix[len(keyspace.CollPrefix(keyspace.Doc, c.rid)):]
+	pk := src.prefix[docPrefixLen:]
 	if fr.Partition, err = c.feedPartition(src, pk, req.RangeID); err != nil {
 		return ChangeFeedResult{}, err
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"github.com/ebbdb/ebb/internal/engine/index"
-	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
 )
 
@@ -34,7 +33,7 @@ func (s *docSource) indexQuery() index.Query {
 		Store:  s.store,
 		Clock:  s.e.real,
 		Target: s.c.indexTarget(),
-		Scope:  s.prefix[len(keyspace.CollPrefix(keyspace.Doc, s.c.rid)):],
+		Scope:  s.prefix[docPrefixLen:],
 		Items:  func(r storage.Reader) index.Items { return indexItems{s.items(r)} },
 	}
 }

@@ -72,7 +72,7 @@ func (c *container) deletedByPartition(key []byte, lsn uint64) bool {
 	if len(c.pkDeletes) == 0 {
 		return false
 	}
-	prefix := len(keyspace.CollPrefix(keyspace.Doc, c.rid))
+	prefix := docPrefixLen
 	n, ok := document.PKLen(key[prefix:], len(c.pk.Paths))
 	if !ok {
 		return false
