@@ -272,6 +272,11 @@ func unavailable(ctx context.Context, err error) bool {
 			"57P03", // cannot_connect_now (starting up, in recovery)
 			"53300": // too_many_connections
 			return true
+		case "57014":
+			// query_canceled: by statement_timeout, a statement (or its
+			// wait for a lock) the database did not finish in time,
+			// unless the caller gave up.
+			return ctx.Err() == nil
 		}
 		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
 	}

@@ -288,6 +288,8 @@ func TestUnavailableClassification(t *testing.T) {
 		{"eof", ctx, fmt.Errorf("receive: %w", io.ErrUnexpectedEOF), true},
 		{"refused", ctx, &net.OpError{Op: "dial", Err: errors.New("connection refused")}, true},
 		{"caller canceled", canceled, fmt.Errorf("x: %w", context.Canceled), false},
+		{"statement timeout", ctx, &pgconn.PgError{Code: "57014"}, true},
+		{"statement canceled for the caller", canceled, &pgconn.PgError{Code: "57014"}, false},
 		{"plain", ctx, errors.New("syntax"), false},
 	} {
 		if got := unavailable(tc.ctx, tc.err); got != tc.want {
