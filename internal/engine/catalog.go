@@ -25,6 +25,11 @@ import (
 type catalog struct {
 	dbs    map[string]*database
 	offers map[string]*offer
+	// version is the store-wide counter, which every catalog change
+	// moves, as it was when this catalog was read from the store. A
+	// catalog changed in place after a change of this node's keeps the
+	// version it was read at, so it never looks newer than it is.
+	version uint64
 }
 
 type database struct {
@@ -97,7 +102,7 @@ func (c *container) follow(spec resource.ContainerSpec) {
 func (c *container) label() string { return c.dbID + "/" + c.id }
 
 func (c *catalog) clone() *catalog {
-	n := &catalog{dbs: make(map[string]*database, len(c.dbs)), offers: make(map[string]*offer, len(c.offers))}
+	n := &catalog{dbs: make(map[string]*database, len(c.dbs)), offers: make(map[string]*offer, len(c.offers)), version: c.version}
 	for k, db := range c.dbs {
 		d := *db
 		d.colls = make(map[string]*container, len(db.colls))
@@ -127,6 +132,10 @@ func (c *catalog) container(dbID, collID string) (*container, error) {
 func loadCatalog(ctx context.Context, store storage.Store) (*catalog, error) {
 	cat := &catalog{dbs: map[string]*database{}, offers: map[string]*offer{}}
 	err := store.View(ctx, func(r storage.Reader) error {
+		var err error
+		if cat.version, err = readCounter(r); err != nil {
+			return err
+		}
 		if err := scanAll(r, keyspace.CatDB, func(v []byte) error {
 			db, err := decodeDatabase(v)
 			if err == nil {

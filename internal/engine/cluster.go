@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -87,7 +86,6 @@ func (e *Engine) stopCluster() {
 func (e *Engine) watchCatalog() {
 	cl := e.cluster
 	defer close(cl.done)
-	seen, _ := e.catalogVersion()
 	lastReplan := e.real.Elapsed()
 	for {
 		tick, cancel := e.real.After(cl.poll)
@@ -97,16 +95,8 @@ func (e *Engine) watchCatalog() {
 			return
 		case <-tick:
 		}
-		v, err := e.catalogVersion()
-		if err != nil {
+		if _, err := e.refreshCatalog(context.Background(), nil); err != nil {
 			e.log.Warn("catalog watch", "err", err)
-			continue
-		}
-		if v != seen {
-			seen = v
-			if err := e.reloadCatalog(context.Background()); err != nil {
-				e.log.Warn("catalog reload", "err", err)
-			}
 		}
 		if e.real.Elapsed()-lastReplan >= cl.lease {
 			lastReplan = e.real.Elapsed()
@@ -116,26 +106,20 @@ func (e *Engine) watchCatalog() {
 }
 
 // catalogVersion reads the store-wide resource counter, which every
-// catalog change bumps.
-func (e *Engine) catalogVersion() (uint64, error) {
+// catalog change moves.
+func (e *Engine) catalogVersion(ctx context.Context) (uint64, error) {
 	var v uint64
-	err := e.store.View(context.Background(), func(r storage.Reader) error {
-		b, err := r.Get([]byte{keyspace.Counter})
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil
-		}
-		if err == nil && len(b) == 8 {
-			v = binary.BigEndian.Uint64(b)
-		}
+	err := e.store.View(ctx, func(r storage.Reader) error {
+		var err error
+		v, err = readCounter(r)
 		return err
 	})
 	return v, err
 }
 
-// reloadCatalog replaces the cached catalog with the store's.
-func (e *Engine) reloadCatalog(ctx context.Context) error {
-	e.catMu.Lock()
-	defer e.catMu.Unlock()
+// reloadCatalogLocked replaces the cached catalog with the store's.
+// REQUIRES: catMu held.
+func (e *Engine) reloadCatalogLocked(ctx context.Context) error {
 	cat, err := loadCatalog(ctx, e.store)
 	if err != nil {
 		return err
@@ -146,21 +130,54 @@ func (e *Engine) reloadCatalog(ctx context.Context) error {
 	return nil
 }
 
-// refreshOnMiss reloads the catalog when a lookup missed and the store is
-// shared: the resource may have been created on another node a moment
-// ago. It reports whether it reloaded.
-func (e *Engine) refreshOnMiss() bool {
-	if e.cluster == nil {
-		return false
+// refreshCatalog brings the cached catalog up to the store's when the
+// store's has changed since the cache was read, and reports whether the
+// cache is now another than seen, the catalog the caller found stale (a
+// lookup missed in it, or a partition it routed to was split). It is one
+// read of the counter when nothing changed, and one reload shared by
+// every request that found the same change, however many arrive at
+// once, rather than a reload each: a reload reads the whole catalog and
+// the permissions, and re-plans every container's purge.
+func (e *Engine) refreshCatalog(ctx context.Context, seen *catalog) (bool, error) {
+	v, err := e.catalogVersion(ctx)
+	if err != nil {
+		return false, err
 	}
-	return e.reloadCatalog(context.Background()) == nil
+	if cur := e.catalogSnapshot(); cur.version >= v {
+		return cur != seen, nil
+	}
+	e.catMu.Lock()
+	defer e.catMu.Unlock()
+	if cur := e.catalogSnapshot(); cur.version >= v {
+		return cur != seen, nil // another request reloaded it meanwhile
+	}
+	if err := e.reloadCatalogLocked(ctx); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// onMiss is the catalog to look again in after a lookup in seen missed,
+// or nil: on a shared store the resource may have been created on
+// another node a moment ago.
+func (e *Engine) onMiss(seen *catalog) *catalog {
+	if e.cluster == nil {
+		return nil
+	}
+	if changed, err := e.refreshCatalog(context.Background(), seen); err != nil || !changed {
+		return nil
+	}
+	return e.catalogSnapshot()
 }
 
 // database finds a database, reloading the catalog once on a miss.
 func (e *Engine) database(id string) (*database, error) {
-	db, ok := e.catalogSnapshot().dbs[id]
-	if !ok && e.refreshOnMiss() {
-		db, ok = e.catalogSnapshot().dbs[id]
+	cat := e.catalogSnapshot()
+	db, ok := cat.dbs[id]
+	if !ok {
+		if cat = e.onMiss(cat); cat != nil {
+			db, ok = cat.dbs[id]
+		}
 	}
 	if !ok {
 		return nil, dberr.NotFound("Resource Not Found. The database '%s' does not exist.", id)
@@ -170,9 +187,12 @@ func (e *Engine) database(id string) (*database, error) {
 
 // container finds a container, reloading the catalog once on a miss.
 func (e *Engine) container(dbID, collID string) (*container, error) {
-	c, err := e.catalogSnapshot().container(dbID, collID)
-	if err != nil && e.refreshOnMiss() {
-		c, err = e.catalogSnapshot().container(dbID, collID)
+	cat := e.catalogSnapshot()
+	c, err := cat.container(dbID, collID)
+	if err != nil {
+		if cat = e.onMiss(cat); cat != nil {
+			c, err = cat.container(dbID, collID)
+		}
 	}
 	return c, err
 }

@@ -40,6 +40,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -306,17 +307,26 @@ func (e *Engine) catalogSnapshot() *catalog {
 	return e.cat
 }
 
+// readCounter reads the store-wide resource counter; 0 before the first
+// resource.
+func readCounter(r storage.Reader) (uint64, error) {
+	b, err := r.Get([]byte{keyspace.Counter})
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case len(b) != 8:
+		return 0, fmt.Errorf("engine: corrupt counter (%d bytes)", len(b))
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
 // nextNumber allocates a resource number from the store-wide counter.
 // REQUIRES: called inside an Update.
 func nextNumber(w storage.Writer) (uint64, error) {
-	var n uint64
-	v, err := w.Get([]byte{keyspace.Counter})
-	switch {
-	case err == nil && len(v) == 8:
-		n = binary.BigEndian.Uint64(v)
-	case err == nil:
-		return 0, fmt.Errorf("engine: corrupt counter (%d bytes)", len(v))
-	case err != storage.ErrNotFound:
+	n, err := readCounter(w)
+	if err != nil {
 		return 0, err
 	}
 	n++

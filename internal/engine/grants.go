@@ -241,7 +241,10 @@ func (e *Engine) grant(rid string) *grant {
 			return g
 		}
 	}
-	if e.cluster == nil || e.reloadCatalog(context.Background()) != nil {
+	if e.cluster == nil {
+		return nil
+	}
+	if _, err := e.refreshCatalog(context.Background(), nil); err != nil {
 		return nil
 	}
 	return (*e.grants.Load())[rid]

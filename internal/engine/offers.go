@@ -48,9 +48,12 @@ func (e *Engine) ReadOffer(ctx context.Context, id string) (Resource, error) {
 	if err := resource.CheckOfferID(id); err != nil {
 		return Resource{}, err
 	}
-	o, ok := e.catalogSnapshot().offers[id]
-	if !ok && e.refreshOnMiss() {
-		o, ok = e.catalogSnapshot().offers[id]
+	cat := e.catalogSnapshot()
+	o, ok := cat.offers[id]
+	if !ok {
+		if cat = e.onMiss(cat); cat != nil {
+			o, ok = cat.offers[id]
+		}
 	}
 	if !ok {
 		return Resource{}, dberr.NotFound("Resource Not Found. The offer '%s' does not exist.", id)

@@ -305,7 +305,7 @@ func (d *pkDeleter) runOnce() {
 					case errors.Is(err, errPartitionSplit):
 						// Go on in the partition's children, on the
 						// reloaded catalog.
-						if err := d.e.reloadCatalog(context.Background()); err == nil {
+						if _, err := d.e.refreshCatalog(context.Background(), nil); err == nil {
 							d.kick()
 						}
 					case !errors.Is(err, errDeleterStopped):

@@ -55,7 +55,7 @@ func readWritableState(r storage.Reader, rid [8]byte, p int) (collState, error) 
 // its partition split: more than one split of it while it runs is rare.
 const maxSplitRetries = 4
 
-// retrySplit runs op, and runs it again on a reloaded catalog while it
+// retrySplit runs op, and runs it again on a refreshed catalog while it
 // finds its partition split.
 func retrySplit[T any](ctx context.Context, e *Engine, op func() (T, error)) (T, error) {
 	for attempt := 0; ; attempt++ {
@@ -66,7 +66,9 @@ func retrySplit[T any](ctx context.Context, e *Engine, op func() (T, error)) (T,
 		if attempt == maxSplitRetries {
 			return res, &Error{Kind: KindGone, SubStatus: 1002, Message: "The partition this request was for was split again and again while it ran; retry it."}
 		}
-		if err := e.reloadCatalog(ctx); err != nil {
+		// The split moved the counter, so this reloads unless another
+		// request already did since.
+		if _, err := e.refreshCatalog(ctx, nil); err != nil {
 			return res, err
 		}
 	}
