@@ -3,13 +3,16 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/ttl/purger"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
 
@@ -113,4 +116,49 @@ func TestCatalogRefresh(t *testing.T) {
 func withNode(opts Options, id string) Options {
 	opts.NodeID = id
 	return opts
+}
+
+// TestPurgeAcrossSplit: a purge pass that took its leases before a split
+// of its partition takes the children's and purges their items, rather
+// than passing over them until its next pass.
+func TestPurgeAcrossSplit(t *testing.T) {
+	store, err := pebble.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e, clk := openEngine(t, store, Options{Shared: true, NodeID: "a", DisablePurger: true})
+	ctx := context.Background()
+	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2},"defaultTtl":5}`, ThroughputHeaders{Partitions: "1"})
+	const items = 40
+	for i := range items {
+		id := strconv.Itoa(i)
+		ref := ItemRef{DB: "db", Coll: "c", PK: `["` + id + `"]`, HasPK: true}
+		if _, err := e.WriteItem(ctx, ref, Upsert, []byte(`{"id":"`+id+`","pk":"`+id+`"}`), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := purgeHost{e}
+	c := mustContainer(t, e, "c")
+	if ok, _, err := h.HoldLease(c.rid); err != nil || !ok {
+		t.Fatalf("lease: %v, %v", ok, err)
+	}
+	if _, err := e.SplitPartition(ctx, "db", "c", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Get(ctx, keyspace.LeaseKey(c.rid, 0)); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("the split parent's lease is still stored: %v", err)
+	}
+	clk.Advance(5 * time.Second)
+	r, err := h.PurgeBatch(c.rid, purger.Cursor{}, clk.Now().Unix(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Read != items || len(r.Expiries) != items {
+		t.Fatalf("the batch found %d due and purged %d, want %d", r.Read, len(r.Expiries), items)
+	}
+	holders, err := e.leaseHolders(mustContainer(t, e, "c"))
+	if err != nil || holders != "a" {
+		t.Fatalf("lease holders %q, %v", holders, err)
+	}
 }

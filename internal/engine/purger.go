@@ -191,6 +191,15 @@ func (h purgeHost) PurgeBatch(id purger.ContainerID, from purger.Cursor, now int
 // partitions this node holds; another node purges the others.
 func (h purgeHost) purgeDue(c *container, due []expiry.Due, now int64, r *purger.PurgeResult) error {
 	held := h.e.heldPartitions(c)
+	if slices.ContainsFunc(held, func(p int) bool { _, live := c.layout.byID(p); return !live }) {
+		// A partition this node held was split since the pass took its
+		// leases: take the children's now, or their items would wait
+		// for the next pass, passed over by the cursor meanwhile.
+		if _, _, err := h.HoldLease(c.rid); err != nil {
+			return err
+		}
+		held = h.e.heldPartitions(c)
+	}
 	byPartition := map[int][]expiry.Due{}
 	var parts []int
 	for _, d := range due {

@@ -170,6 +170,11 @@ func (e *Engine) SplitPartition(ctx context.Context, dbID, collID, rangeID strin
 		if err := w.Set(keyspace.PartitionStateKey(c.rid, p), st.encode()); err != nil {
 			return err
 		}
+		// Nothing is purged in the parent any more: its lease, if a node
+		// holds it, is let go (the nodes take the children's).
+		if err := w.Delete(keyspace.LeaseKey(c.rid, p)); err != nil {
+			return err
+		}
 		if err := w.Set(keyspace.PartsKey(c.rid), layout.encode()); err != nil {
 			return err
 		}
