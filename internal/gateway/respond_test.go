@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -51,6 +52,15 @@ func TestSetCharge(t *testing.T) {
 		header, ru := rec.Header().Get("x-ms-request-charge"), d.GetCounter().GetValue()
 		if header != tt.header || ru != tt.ru {
 			t.Errorf("%s: got header %q, %v RU in the metrics; want %q, %v", tt.name, header, ru, tt.header, tt.ru)
+		}
+	}
+}
+
+// TestFormatCharge: the integer path renders what FormatFloat renders.
+func TestFormatCharge(t *testing.T) {
+	for _, c := range []float64{1, 2, 5.71, 10.29, 99, 100, 1e6 + 0.5, 123456789, 1 << 52, 1 << 53, 1e300, math.SmallestNonzeroFloat64, math.MaxFloat64} {
+		if got, want := formatCharge(c), strconv.FormatFloat(c, 'f', -1, 64); got != want {
+			t.Errorf("formatCharge(%v) = %q, want %q", c, got, want)
 		}
 	}
 }
