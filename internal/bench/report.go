@@ -15,12 +15,13 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured on %s. Ebb ran on %s; each workload ran for %s against each target, in %d alternating rounds after a warm-up.\n\n", r.Machine, r.Storage, r.Limit, r.Rounds)
 	if len(r.Results) > 0 {
-		b.WriteString("| Workload | Ebb ops/s | Ceiling ops/s | Ebb / ceiling | Target | Ebb p50 | Ebb p99 | Ceiling p50 | Ceiling p99 |\n")
-		b.WriteString("|---|--:|--:|--:|---|--:|--:|--:|--:|\n")
+		b.WriteString("| Workload | Ebb ops/s | Ceiling ops/s | Ebb / ceiling | Rounds | Target | Ebb p50 | Ebb p99 | Ceiling p50 | Ceiling p99 |\n")
+		b.WriteString("|---|--:|--:|--:|--:|---|--:|--:|--:|--:|\n")
 		for _, res := range r.Results {
-			fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %.0f%% | %s | %s | %s | %s | %s |\n",
+			lo, hi := res.RatioSpread()
+			fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %.0f%% | %.0f–%.0f%% | %s | %s | %s | %s | %s |\n",
 				res.Workload.Title, res.Workload.Name,
-				thousands(res.Ebb.OpsPerSec()), thousands(res.Ceiling.OpsPerSec()), 100*res.Ratio(),
+				thousands(res.Ebb.OpsPerSec()), thousands(res.Ceiling.OpsPerSec()), 100*res.Ratio(), 100*lo, 100*hi,
 				target(res), fmtLatency(res.Ebb.P50), fmtLatency(res.Ebb.P99),
 				fmtLatency(res.Ceiling.P50), fmtLatency(res.Ceiling.P99))
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/ebbdb/ebb/internal/server"
@@ -62,6 +63,18 @@ type Result struct {
 	// StartDurableStub); nil unless the workload writes and Ebb ran on
 	// durable storage.
 	DurableCeiling *Stats
+	// RoundRatios are Ebb's throughput as a share of the ceiling's in
+	// each round: their spread is how far one run's Ratio can be trusted
+	// on this machine.
+	RoundRatios []float64
+}
+
+// RatioSpread is the lowest and highest of RoundRatios (0, 0 when none).
+func (r Result) RatioSpread() (lo, hi float64) {
+	if len(r.RoundRatios) == 0 {
+		return 0, 0
+	}
+	return slices.Min(r.RoundRatios), slices.Max(r.RoundRatios)
 }
 
 // DurableRatio is Ebb's throughput as a share of the durable ceiling's.
@@ -198,9 +211,10 @@ type side struct {
 	op       func(context.Context, int) error
 	rec      Recorder
 	// elapsed is the wall time of the timed rounds so far; next numbers
-	// the next operation.
+	// the next operation; rounds is the throughput of each round.
 	elapsed time.Duration
 	next    int
+	rounds  []float64
 }
 
 // runSideBySide starts the stubs and a fresh Ebb, prepares the
@@ -288,6 +302,12 @@ func runSideBySide(ctx context.Context, w Workload, opts Options) (res Result, e
 				}
 				s.elapsed += elapsed
 				s.next += s.rec.Len() - before
+				s.rounds = append(s.rounds, float64(s.rec.Len()-before)/elapsed.Seconds())
+			}
+		}
+		for r, ceiling := range sides[0].rounds {
+			if ceiling > 0 {
+				res.RoundRatios = append(res.RoundRatios, sides[1].rounds[r]/ceiling)
 			}
 		}
 		res.Ceiling = sides[0].rec.Stats(sides[0].elapsed)

@@ -30,6 +30,9 @@ func TestRun(t *testing.T) {
 				if res.Ebb.Ops != 30 || res.Ceiling.Ops != 30 || res.Ebb.P99 < res.Ebb.P50 || res.Ceiling.P50 <= 0 {
 					t.Errorf("%s: ebb %+v, ceiling %+v", res.Workload.Name, res.Ebb, res.Ceiling)
 				}
+				if lo, hi := res.RatioSpread(); len(res.RoundRatios) != 5 || lo <= 0 || hi < lo {
+					t.Errorf("%s: round ratios %v", res.Workload.Name, res.RoundRatios)
+				}
 			}
 			for _, res := range rep.Results {
 				if want := res.Workload.Writes && !memory; (res.DurableCeiling != nil) != want {
