@@ -12,8 +12,8 @@ import (
 
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
-	"github.com/ebbdb/ebb/internal/ttl/purger"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
+	"github.com/ebbdb/ebb/internal/ttl/purger"
 )
 
 // catalogLoads counts the catalog loads made through a store: the scans

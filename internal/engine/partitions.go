@@ -114,11 +114,11 @@ func (c *container) partitionOfKey(pkEnc []byte) (int, error) {
 	if !c.multi() {
 		return c.layout.live[0].id, nil
 	}
-	pk, _, err := document.DecodePK(pkEnc, len(c.pk.Paths))
+	epk, err := c.pk.EPKOfKey(pkEnc)
 	if err != nil {
 		return 0, fmt.Errorf("engine: item key: %w", err)
 	}
-	return c.partitionOf(pk), nil
+	return c.layout.find(epk).id, nil
 }
 
 // writtenBy reports whether an item of live partition p may carry an

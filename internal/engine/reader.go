@@ -66,6 +66,36 @@ func (ir itemReader) inScope(key []byte) bool {
 	return !ir.scoped || ir.c.inPartition(key, ir.part) && (ir.epkIn == nil || ir.epkIn(key[docPrefixLen:]))
 }
 
+// scopeRun remembers the scope of the logical partition a scan is in. A
+// scan meets each logical partition's items one after another (their
+// keys share the encoded partition key), and the scope depends on the
+// partition key alone, so the scan places each logical partition in its
+// physical one once, not each item.
+type scopeRun struct {
+	pk []byte // the encoded partition key placed last; nil: none
+	in bool
+}
+
+// inScopeRun is inScope for a scan, through run.
+func (ir itemReader) inScopeRun(key []byte, run *scopeRun) bool {
+	if !ir.scoped {
+		return true
+	}
+	pkEnc := key[docPrefixLen:]
+	// An encoded partition key is never a prefix of another one: a key
+	// that starts with run.pk has that partition key.
+	if run.pk != nil && bytes.HasPrefix(pkEnc, run.pk) {
+		return run.in
+	}
+	run.in = ir.inScope(key)
+	if n, ok := document.PKLen(pkEnc, len(ir.c.pk.Paths)); ok {
+		run.pk = append(run.pk[:0], pkEnc[:n]...)
+	} else {
+		run.pk = nil
+	}
+	return run.in
+}
+
 // passOver reports whether a scoped reader passes over key, an item of
 // another partition, without reading it. Passing over is work the
 // request's executor does not see, so it steps the meter, whose error
@@ -215,13 +245,14 @@ var errNotModified = &Error{Kind: KindNotModified, Message: "Not modified."}
 func (ir itemReader) scan(start, end []byte, reverse bool, yield func(key []byte, it storedItem) bool) error {
 	iter := ir.r.Scan(start, end, reverse)
 	defer iter.Close()
+	var run scopeRun
 	for iter.Next() {
 		if ir.meter != nil {
 			if err := ir.meter.step(); err != nil {
 				return err
 			}
 		}
-		if !ir.inScope(iter.Key()) {
+		if !ir.inScopeRun(iter.Key(), &run) {
 			continue
 		}
 		h, doc, err := document.DecodeItem(iter.Value())

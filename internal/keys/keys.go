@@ -56,11 +56,19 @@ func AppendString(dst []byte, s string) []byte {
 // DecodeBytes decodes one element written by AppendBytes and returns it
 // with the rest of the key.
 func DecodeBytes(key []byte) (elem, rest []byte, err error) {
-	var out []byte
+	elem, rest, err = AppendDecodedBytes(nil, key)
+	if err == nil && elem == nil {
+		elem = []byte{}
+	}
+	return elem, rest, err
+}
+
+// AppendDecodedBytes is DecodeBytes that appends the element to dst.
+func AppendDecodedBytes(dst, key []byte) (_, rest []byte, err error) {
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if c != escape {
-			out = append(out, c)
+			dst = append(dst, c)
 			continue
 		}
 		if i+1 >= len(key) {
@@ -68,13 +76,10 @@ func DecodeBytes(key []byte) (elem, rest []byte, err error) {
 		}
 		switch key[i+1] {
 		case escapedNul:
-			out = append(out, escape)
+			dst = append(dst, escape)
 			i++
 		case terminator:
-			if out == nil {
-				out = []byte{}
-			}
-			return out, key[i+2:], nil
+			return dst, key[i+2:], nil
 		default:
 			return nil, nil, ErrMalformed
 		}

@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ebbdb/ebb/internal/keys"
 )
 
 // Effective partition keys (EPKs): the hash Cosmos places a partition key
@@ -46,19 +48,75 @@ func (def PKDef) EPK(pk PartitionKey) string {
 
 // EPKV2 returns the version 2 EPK of pk (upper-case hex) for def.
 func (def PKDef) EPKV2(pk PartitionKey) string {
-	var sb strings.Builder
-	if def.Kind != "MultiHash" {
-		var buf []byte
-		for _, c := range pk {
-			buf = AppendEPKInput(buf, c)
-		}
-		sb.WriteString(HashEPKV2(buf, true))
-		return sb.String()
-	}
+	var inBuf [64]byte
+	var epkBuf [maxEPKLen]byte
+	in, epk := inBuf[:0], epkBuf[:0]
 	for _, c := range pk {
-		sb.WriteString(HashEPKV2(AppendEPKInput(nil, c), true))
+		in = AppendEPKInput(in, c)
+		if def.Kind == "MultiHash" {
+			epk, in = appendHashEPKV2(epk, in, true), in[:0]
+		}
 	}
-	return sb.String()
+	if def.Kind != "MultiHash" {
+		epk = appendHashEPKV2(epk, in, true)
+	}
+	return string(epk)
+}
+
+// maxEPKLen is the length of the longest EPK of a key of the service's
+// deepest hierarchy (three levels, 32 hex digits each): longer ones still
+// work, through the heap.
+const maxEPKLen = 3 * 32
+
+// EPKOfKey is EPK of the partition key whose n = len(def.Paths)
+// components are encoded at the front of key (AppendKey's encoding),
+// hashed from the encoding as it stands: a range-scoped scan places
+// every stored item in its partition by it, and decoding each key into
+// a PartitionKey first cost it most of its time.
+func (def PKDef) EPKOfKey(key []byte) (string, error) {
+	if def.Kind != "MultiHash" && def.version == 1 {
+		pk, _, err := DecodePK(key, len(def.Paths))
+		if err != nil {
+			return "", err
+		}
+		return EPKV1(pk), nil
+	}
+	var inBuf [64]byte
+	var epkBuf [maxEPKLen]byte
+	in, epk := inBuf[:0], epkBuf[:0]
+	for range def.Paths {
+		if len(key) == 0 {
+			return "", keys.ErrMalformed
+		}
+		kind := key[0]
+		key = key[1:]
+		switch kind {
+		case PKNone, PKNull, PKFalse, PKTrue:
+			in = AppendEPKInput(in, PKComponent{Kind: kind})
+		case PKNumber:
+			c, rest, err := decodePKNumber(key)
+			if err != nil {
+				return "", err
+			}
+			in, key = AppendEPKInput(in, c), rest
+		case PKString:
+			var err error
+			in = append(in, epkString)
+			if in, key, err = keys.AppendDecodedBytes(in, key); err != nil {
+				return "", err
+			}
+			in = append(in, epkStringEnd)
+		default:
+			return "", keys.ErrMalformed
+		}
+		if def.Kind == "MultiHash" {
+			epk, in = appendHashEPKV2(epk, in, true), in[:0]
+		}
+	}
+	if def.Kind != "MultiHash" {
+		epk = appendHashEPKV2(epk, in, true)
+	}
+	return string(epk), nil
 }
 
 // AppendEPKInput appends one value as the version 2 hash reads it.
@@ -75,12 +133,25 @@ func AppendEPKInput(dst []byte, c PKComponent) []byte {
 	case PKNumber:
 		return binary.LittleEndian.AppendUint64(append(dst, 0x05), math.Float64bits(c.Num))
 	}
-	return append(append(append(dst, 0x08), c.Str...), 0xFF)
+	return append(append(append(dst, epkString), c.Str...), epkStringEnd)
 }
+
+// How the version 2 hash reads a string: a type byte, the bytes, an end
+// byte.
+const (
+	epkString    = 0x08
+	epkStringEnd = 0xFF
+)
 
 // HashEPKV2 hashes an encoded value; routing clears the top two bits so
 // every EPK sorts below "FF", the end of the key space.
 func HashEPKV2(data []byte, routing bool) string {
+	var b [32]byte
+	return string(appendHashEPKV2(b[:0], data, routing))
+}
+
+// appendHashEPKV2 appends HashEPKV2(data, routing) to dst.
+func appendHashEPKV2(dst, data []byte, routing bool) []byte {
 	h1, h2 := murmur3x64(data)
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], h2)
@@ -88,7 +159,11 @@ func HashEPKV2(data []byte, routing bool) string {
 	if routing {
 		b[0] &= 0x3F
 	}
-	return strings.ToUpper(hex.EncodeToString(b[:]))
+	const digits = "0123456789ABCDEF"
+	for _, c := range b {
+		dst = append(dst, digits[c>>4], digits[c&0xF])
+	}
+	return dst
 }
 
 // murmur3x64 is MurmurHash3's x64 128-bit variant with seed 0.

@@ -285,6 +285,20 @@ func PKLen(key []byte, n int) (int, bool) {
 	return i, i <= len(key)
 }
 
+// decodePKNumber decodes a number component's value, after its kind.
+func decodePKNumber(key []byte) (PKComponent, []byte, error) {
+	bits, rest, err := keys.DecodeUint64(key)
+	if err != nil {
+		return PKComponent{}, nil, err
+	}
+	if bits&(1<<63) != 0 {
+		bits &^= 1 << 63
+	} else {
+		bits = ^bits
+	}
+	return PKComponent{Kind: PKNumber, Num: math.Float64frombits(bits)}, rest, nil
+}
+
 // DecodePK splits n encoded components off the front of key.
 func DecodePK(key []byte, n int) (PartitionKey, []byte, error) {
 	pk := make(PartitionKey, 0, n)
@@ -297,16 +311,10 @@ func DecodePK(key []byte, n int) (PartitionKey, []byte, error) {
 		switch c.Kind {
 		case PKNone, PKNull, PKFalse, PKTrue:
 		case PKNumber:
-			bits, rest, err := keys.DecodeUint64(key)
-			if err != nil {
+			var err error
+			if c, key, err = decodePKNumber(key); err != nil {
 				return nil, nil, err
 			}
-			if bits&(1<<63) != 0 {
-				bits &^= 1 << 63
-			} else {
-				bits = ^bits
-			}
-			c.Num, key = math.Float64frombits(bits), rest
 		case PKString:
 			s, rest, err := keys.DecodeBytes(key)
 			if err != nil {

@@ -1,12 +1,15 @@
 package document
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // FuzzPartitionKeyHeader checks the header parser: errors are fine,
 // panics are not, and what parses re-encodes to a header that parses to
 // the same key.
 func FuzzPartitionKeyHeader(f *testing.F) {
-	for _, s := range []string{`["a"]`, `[5]`, `[true]`, `[null]`, `[{}]`, `[]`, `["a","b",3]`, `[`, `["\u00e9"]`, `[1e999]`, `[[1]]`, `{}`} {
+	for _, s := range []string{`["a"]`, `[5]`, `[true]`, `[null]`, `[{}]`, `[]`, `["a","b",3]`, `[`, `["\u00e9"]`, `["a\u0000b"]`, `["x",null,false]`, `[-0.5,"y"]`, `[1e999]`, `[[1]]`, `{}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, h string) {
@@ -23,7 +26,38 @@ func FuzzPartitionKeyHeader(f *testing.F) {
 		if err != nil || len(rest) != 0 || !dec.Equal(pk) {
 			t.Fatalf("%q: key encoding does not round-trip: %v, %v", h, dec, err)
 		}
+		// The EPK hashed from the encoding, followed by an item id as in
+		// an item's key, is the EPK of the key.
+		itemKey := append(slices.Clip(enc), "\x06id\x00\x01"...)
+		for _, def := range pkDefsFor(t, len(pk)) {
+			if got, err := def.EPKOfKey(itemKey); err != nil || got != def.EPK(pk) {
+				t.Fatalf("%q under %+v: EPKOfKey %q, %v; EPK %q", h, def, got, err, def.EPK(pk))
+			}
+		}
 	})
+}
+
+// pkDefsFor returns the partition key definitions a key of n components
+// can have: Hash of either version for one, MultiHash for two or three.
+func pkDefsFor(t *testing.T, n int) []PKDef {
+	var specs []string
+	switch n {
+	case 1:
+		specs = []string{`{"paths":["/a"],"kind":"Hash","version":1}`, `{"paths":["/a"],"kind":"Hash","version":2}`}
+	case 2:
+		specs = []string{`{"paths":["/a","/b"],"kind":"MultiHash","version":2}`}
+	case 3:
+		specs = []string{`{"paths":["/a","/b","/c"],"kind":"MultiHash","version":2}`}
+	}
+	defs := make([]PKDef, len(specs))
+	for i, spec := range specs {
+		def, err := ParsePKDef([]byte(spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs[i] = def
+	}
+	return defs
 }
 
 // TestFromDocumentNonPrimitive checks that an object or array at a
