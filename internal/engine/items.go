@@ -679,14 +679,11 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	st.lsn++
 	st.lastTs = max(st.lastTs, t.now)
 	h := document.ItemHeader{Ts: cmp.Or(p.ts, t.now), TTL: p.ttl, LSN: st.lsn}
+	var oldExpiry []byte
 	if exists {
 		h.Seq = old.h.Seq // replaced in place: _rid is stable
 		st.account(key, -1, -len(old.doc))
-		if k := itemExpiryKey(c, old.h, p.pkEnc, p.id); k != nil {
-			if err := t.w.Delete(k); err != nil {
-				return written{}, err
-			}
-		}
+		oldExpiry = itemExpiryKey(c, old.h, p.pkEnc, p.id)
 		if err := t.w.Delete(keyspace.LatestKey(c.rid, old.h.LSN)); err != nil {
 			return written{}, err
 		}
@@ -708,9 +705,20 @@ func (t *itemTx) put(key []byte, p prepared, old storedItem, exists bool) (writt
 	if err := writeTextEntry(t.w, c, key, v); err != nil {
 		return written{}, err
 	}
-	if k := itemExpiryKey(c, h, p.pkEnc, p.id); k != nil {
-		if err := t.w.Set(k, nil); err != nil {
-			return written{}, err
+	// An entry's value is empty, so a rewrite that keeps its expiry key
+	// (the same second, the same ttl) keeps its entry as it is, rather
+	// than deleting and setting it again: a row update on PostgreSQL,
+	// two memtable entries on Pebble.
+	if k := itemExpiryKey(c, h, p.pkEnc, p.id); !bytes.Equal(k, oldExpiry) {
+		if oldExpiry != nil {
+			if err := t.w.Delete(oldExpiry); err != nil {
+				return written{}, err
+			}
+		}
+		if k != nil {
+			if err := t.w.Set(k, nil); err != nil {
+				return written{}, err
+			}
 		}
 	}
 	doc := v[document.HeaderLen:]

@@ -77,3 +77,31 @@ func TestPurgerLeavesTTLOffAlone(t *testing.T) {
 	}
 	waitUntil(t, "purge after TTL was turned on", func() bool { return e.StoredItems() == 0 })
 }
+
+// TestRewriteInTheSameSecond: rewrites of an item within one second keep
+// its expiry entry when its expiry key stays the same and move it when
+// its ttl changes; the expiry index agrees with the items throughout and
+// the item is purged at the last version's deadline.
+func TestRewriteInTheSameSecond(t *testing.T) {
+	e, clk := newTestEngine(t)
+	ctx := context.Background()
+	mustCreate(t, e, "db", "c", containerBodyWith(`,"defaultTtl":10`))
+	for _, body := range []string{
+		`{"id":"a","pk":"p","n":1}`,
+		`{"id":"a","pk":"p","n":2}`,          // same second, same expiry key
+		`{"id":"a","pk":"p","n":3,"ttl":5}`,  // its own ttl: another keyspace
+		`{"id":"a","pk":"p","n":4,"ttl":5}`,  // and the same key again
+		`{"id":"b","pk":"p","n":1,"ttl":-1}`, // never expires: no entry
+		`{"id":"b","pk":"p","n":2,"ttl":-1}`,
+	} {
+		write(t, e, "c", body)
+		if err := e.CheckConsistency(ctx); err != nil {
+			t.Fatalf("after %s: %v", body, err)
+		}
+	}
+	clk.Advance(5 * time.Second)
+	waitUntil(t, "purge of the ttl-5 version", func() bool { return e.StoredItems() == 1 })
+	if err := e.CheckConsistency(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
