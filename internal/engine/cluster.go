@@ -170,7 +170,7 @@ func (e *Engine) onMiss(seen *catalog) *catalog {
 	return e.catalogSnapshot()
 }
 
-// database finds a database, reloading the catalog once on a miss.
+// database finds a database, refreshing the catalog once on a miss.
 func (e *Engine) database(id string) (*database, error) {
 	cat := e.catalogSnapshot()
 	db, ok := cat.dbs[id]
@@ -185,7 +185,7 @@ func (e *Engine) database(id string) (*database, error) {
 	return db, nil
 }
 
-// container finds a container, reloading the catalog once on a miss.
+// container finds a container, refreshing the catalog once on a miss.
 func (e *Engine) container(dbID, collID string) (*container, error) {
 	cat := e.catalogSnapshot()
 	c, err := cat.container(dbID, collID)
