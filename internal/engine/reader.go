@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/ebbdb/ebb/internal/engine/document"
+	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/ttl"
 )
@@ -74,6 +75,31 @@ func (ir itemReader) inScope(key []byte) bool {
 type scopeRun struct {
 	pk []byte // the encoded partition key placed last; nil: none
 	in bool
+	// passed counts the run's keys passed over so far (when !in).
+	passed int
+}
+
+// skipAfter is how many keys of another range's logical partition a
+// scan steps through before it skips the rest of them with one seek: a
+// seek costs several steps, so short runs (an item or a few to a
+// partition key) are cheaper stepped through.
+const skipAfter = 8
+
+// skipRun returns where a scan that has passed over key, of run, should
+// seek to pass over the rest of run (its next key, in the scan's
+// direction), or nil to step on.
+func (run *scopeRun) skipRun(key []byte, reverse bool) []byte {
+	if run.in || run.pk == nil {
+		return nil
+	}
+	if run.passed++; run.passed < skipAfter {
+		return nil
+	}
+	prefix := key[:docPrefixLen+len(run.pk)]
+	if reverse {
+		return prefix // the last key before the run
+	}
+	return keys.PrefixEnd(prefix)
 }
 
 // inScopeRun is inScope for a scan, through run.
@@ -87,7 +113,7 @@ func (ir itemReader) inScopeRun(key []byte, run *scopeRun) bool {
 	if run.pk != nil && bytes.HasPrefix(pkEnc, run.pk) {
 		return run.in
 	}
-	run.in = ir.inScope(key)
+	run.in, run.passed = ir.inScope(key), 0
 	if n, ok := document.PKLen(pkEnc, len(ir.c.pk.Paths)); ok {
 		run.pk = append(run.pk[:0], pkEnc[:n]...)
 	} else {
@@ -245,14 +271,22 @@ var errNotModified = &Error{Kind: KindNotModified, Message: "Not modified."}
 func (ir itemReader) scan(start, end []byte, reverse bool, yield func(key []byte, it storedItem) bool) error {
 	iter := ir.r.Scan(start, end, reverse)
 	defer iter.Close()
+	skipper, _ := iter.(storage.Skipper)
 	var run scopeRun
-	for iter.Next() {
+	// at says iter is already at its next key (a skip moved it there).
+	for at := false; at || iter.Next(); {
+		at = false
 		if ir.meter != nil {
 			if err := ir.meter.step(); err != nil {
 				return err
 			}
 		}
 		if !ir.inScopeRun(iter.Key(), &run) {
+			if to := run.skipRun(iter.Key(), reverse); to != nil && skipper != nil {
+				if at = skipper.SkipTo(to); !at {
+					break
+				}
+			}
 			continue
 		}
 		h, doc, err := document.DecodeItem(iter.Value())

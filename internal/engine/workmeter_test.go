@@ -95,14 +95,28 @@ func TestSkippedItemsBudget(t *testing.T) {
 	for _, budget := range []time.Duration{100 * time.Millisecond, -1} {
 		e, _ := openEngine(t, memStore(t), Options{QueryPageBudget: budget, QueryClock: clocktest.NewStep(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))})
 		mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{Partitions: "4"})
-		// Every item in one logical partition, so in one range; the
-		// query reads another range, the feed another partition key.
+		// 300 items in logical partition p, which the feed of another
+		// partition key of its range reads past; and, for the query of
+		// another range, 300 items each in its own logical partition
+		// outside that range (the scan seeks past a long run of one
+		// partition key's items, so those 300 would cost it little).
 		for i := range 300 {
 			write(t, e, "c", fmt.Sprintf(`{"id":"d%04d","pk":"p"}`, i))
 		}
 		c, _ := e.container("db", "c")
 		pk, _ := document.ParsePKHeader(`["p"]`)
 		other := (c.partitionOf(pk) + 1) % 4
+		for i, n := 0, 0; n < 300; i++ {
+			key := fmt.Sprintf("s%d", i)
+			if c.partitionOf(document.PartitionKey{{Kind: document.PKString, Str: key}}) == other {
+				continue
+			}
+			ref := ItemRef{DB: "db", Coll: "c", PK: `["` + key + `"]`, HasPK: true}
+			if _, err := e.WriteItem(ctx, ref, Upsert, []byte(`{"id":"s","pk":"`+key+`"}`), ""); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
 		_, qerr := e.QueryItems(ctx, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT * FROM c"), RangeID: fmt.Sprint(other)})
 		_, ferr := e.ChangeFeed(ctx, ChangeFeedRequest{Ref: ItemRef{DB: "db", Coll: "c", PK: `["q"]`, HasPK: true}})
 		if budget < 0 {

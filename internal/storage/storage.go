@@ -91,6 +91,19 @@ type Iterator interface {
 	Close() error
 }
 
+// Skipper is an Iterator that can pass over a run of keys without
+// visiting them: one seek instead of a step per key. Iterators that
+// cannot (a paged PostgreSQL scan, which would pay a round trip for it)
+// do not implement it, and callers step through instead.
+type Skipper interface {
+	Iterator
+	// SkipTo moves a started iterator to the first key at or after key
+	// (ascending) or the last key before key (descending) within its
+	// range, and reports whether there is one, as Next does. key must lie
+	// ahead of the current key in the iteration's order.
+	SkipTo(key []byte) bool
+}
+
 // Writer is a Reader that also writes. Reads see the writer's own writes.
 type Writer interface {
 	Reader

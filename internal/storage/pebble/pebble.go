@@ -439,6 +439,17 @@ func (i *iterator) Next() bool {
 	return i.it.Next()
 }
 
+// SkipTo implements storage.Skipper.
+func (i *iterator) SkipTo(key []byte) bool {
+	if i.it == nil {
+		return false
+	}
+	if i.reverse {
+		return i.it.SeekLT(key)
+	}
+	return i.it.SeekGE(key)
+}
+
 func (i *iterator) Key() []byte { return i.it.Key() }
 
 func (i *iterator) Value() []byte {

@@ -188,3 +188,51 @@ func testDeleteRange(t *testing.T, s storage.Store) {
 		})
 	}
 }
+
+// testSkip checks an iterator that implements storage.Skipper: SkipTo
+// lands on the first key at or after its target (ascending) or the last
+// before it (descending), within the scan's bounds, and the iteration
+// goes on from there. A backend whose iterators do not skip passes.
+func testSkip(t *testing.T, s storage.Store) {
+	set(t, s, kv{"a1", "1"}, kv{"a2", "2"}, kv{"b1", "3"}, kv{"b2", "4"}, kv{"c1", "5"}, kv{"d1", "6"})
+	for _, tc := range []struct {
+		name       string
+		start, end string
+		reverse    bool
+		to         string
+		want       []string // from the first key, then from the skip on
+	}{
+		{"ascending", "a", "d", false, "b\xff", []string{"a1", "c1"}},
+		{"ascending onto a key", "a", "d", false, "b2", []string{"a1", "b2", "c1"}},
+		{"ascending past the end", "a", "d", false, "c2", []string{"a1"}},
+		{"descending", "a", "d", true, "b", []string{"c1", "a2", "a1"}},
+		{"descending past the start", "b", "d", true, "b1", []string{"c1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			skips := true
+			view(t, s, func(r storage.Reader) error {
+				it := r.Scan(b(tc.start), b(tc.end), tc.reverse)
+				defer it.Close()
+				sk, ok := it.(storage.Skipper)
+				if skips = ok; !ok {
+					return nil
+				}
+				var got []string
+				if !it.Next() {
+					return fmt.Errorf("empty scan")
+				}
+				got = append(got, string(it.Key()))
+				for more := sk.SkipTo(b(tc.to)); more; more = it.Next() {
+					got = append(got, string(it.Key()))
+				}
+				if !equalStrings(got, tc.want) {
+					t.Errorf("got %q, want %q", got, tc.want)
+				}
+				return it.Err()
+			})
+			if !skips {
+				t.Skip("the iterator does not skip")
+			}
+		})
+	}
+}

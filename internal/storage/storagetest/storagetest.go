@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		{"ScanValues", testScanValues},
 		{"IteratorLifecycle", testIteratorLifecycle},
 		{"InterleavedIterators", testInterleavedIterators},
+		{"Skip", testSkip},
 		{"DeleteRange", testDeleteRange},
 		{"ReadYourWrites", testReadYourWrites},
 		{"ScanAndDeleteInUpdate", testScanAndDeleteInUpdate},
