@@ -64,8 +64,8 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 		if !m.PeakReset {
 			reset = " (the peak could not be reset, so it covers the whole process)"
 		}
-		fmt.Fprintf(&b, "- Memory: peak RSS %s after loading %s 1 KB items into Ebb on %s%s; RSS was %s before Ebb started and %s after the load. The SDK client runs in the same process, so this is an upper bound on Ebb's own.\n",
-			mib(m.PeakRSS), thousands(float64(m.Items)), m.Storage, reset, mib(m.BaselineRSS), mib(m.RSS))
+		fmt.Fprintf(&b, "- Memory: peak RSS %s after loading %s 1 KB items into Ebb on %s%s; RSS was %s before Ebb started and %s after the load, %s of it pages mapped from the executable and other files. The SDK client runs in the same process, so this is an upper bound on Ebb's own.\n",
+			mib(m.PeakRSS), thousands(float64(m.Items)), m.Storage, reset, mib(m.BaselineRSS), mib(m.RSS), mib(m.FileRSS))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

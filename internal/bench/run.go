@@ -358,7 +358,10 @@ func measureMemory(ctx context.Context, opts Options) (MemoryStats, error) {
 		if m.PeakRSS, err = procStatus("VmHWM"); err != nil {
 			return err
 		}
-		m.RSS, err = procStatus("VmRSS")
+		if m.RSS, err = procStatus("VmRSS"); err != nil {
+			return err
+		}
+		m.FileRSS, err = procStatus("RssFile")
 		return err
 	})
 	return m, err

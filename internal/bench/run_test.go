@@ -42,7 +42,7 @@ func TestRun(t *testing.T) {
 			if (rep.Fsync == nil) != memory {
 				t.Errorf("fsync measured = %v with memory = %v", rep.Fsync != nil, memory)
 			}
-			if rep.Memory == nil || rep.Memory.PeakRSS <= 0 || rep.Memory.Items != 200 {
+			if rep.Memory == nil || rep.Memory.PeakRSS <= 0 || rep.Memory.FileRSS <= 0 || rep.Memory.FileRSS > rep.Memory.RSS || rep.Memory.Items != 200 {
 				t.Errorf("memory = %+v", rep.Memory)
 			}
 			var b strings.Builder

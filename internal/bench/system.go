@@ -137,8 +137,12 @@ type MemoryStats struct {
 	// process used, since the reset if PeakReset.
 	PeakRSS   int64
 	PeakReset bool
-	// RSS is VmRSS after the load.
-	RSS int64
+	// RSS is VmRSS after the load, and FileRSS the part of it that is
+	// pages mapped from files (RssFile), almost all of them the
+	// executable's own: they count in RSS, but the kernel can drop and
+	// reread them, and how many stay resident depends on the kernel and
+	// the page cache more than on Ebb.
+	RSS, FileRSS int64
 }
 
 // mib formats a byte count in MiB.
