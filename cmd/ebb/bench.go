@@ -155,7 +155,8 @@ func runSearchBench(args []string) error {
 func runClusterBench(args []string) error {
 	fs := flag.NewFlagSet("ebb bench cluster", flag.ContinueOnError)
 	store := fs.String("store", os.Getenv("EBB_STORE"), "postgres:// URL of an empty database (required)")
-	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs")
+	duration := fs.Duration("duration", 10*time.Second, "how long each workload runs against each configuration")
+	rounds := fs.Int("rounds", 5, "split each workload's run into this many rounds alternating the configurations")
 	tempDir := fs.String("temp-dir", "", "directory for the Pebble run's data")
 	partitions := fs.Int("partitions", 8, "physical partitions of the benchmark container (each of the 8 clients writes its own logical partition)")
 	if err := fs.Parse(args); err != nil {
@@ -170,7 +171,7 @@ func runClusterBench(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := bench.RunCluster(ctx, bench.ClusterOptions{
-		Store: *store, Limit: bench.Limit{Duration: *duration}, TempDir: *tempDir, Progress: os.Stderr,
+		Store: *store, Limit: bench.Limit{Duration: *duration}, Rounds: *rounds, TempDir: *tempDir, Progress: os.Stderr,
 		Partitions: *partitions,
 	})
 	if err != nil {

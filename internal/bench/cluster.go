@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +26,12 @@ import (
 // and writes its own logical partition, the clients' partitions spread
 // over the physical ones; one node on PostgreSQL is also measured with
 // one physical partition, where every write takes the same lock.
+//
+// Every configuration is set up first and then measured in rounds that
+// alternate between them, each starting with a different one, as `ebb
+// bench` alternates Ebb and its ceiling: the database grows, and its
+// autovacuum wakes, as the run goes on, and one configuration measured
+// after all the others would pay for that alone.
 
 // ClusterOptions configure RunCluster.
 type ClusterOptions struct {
@@ -37,8 +44,12 @@ type ClusterOptions struct {
 	// Partitions is the container's number of physical partitions;
 	// zero means one per client (8).
 	Partitions int
-	// Limit is how long each workload runs; zero means 10 s.
-	Limit    Limit
+	// Limit is how long each workload runs against each configuration;
+	// zero means 10 s.
+	Limit Limit
+	// Rounds splits each workload's run into this many rounds that
+	// alternate the configurations; 0 means 5.
+	Rounds   int
 	TempDir  string
 	Progress io.Writer
 }
@@ -58,14 +69,28 @@ type ClusterResult struct {
 // ClusterReport is what RunCluster measured.
 type ClusterReport struct {
 	Machine Machine
+	Rounds  int
 	// Baseline is the same upserts written straight to PostgreSQL by
 	// pgx: the most a client of that database gets on this machine.
 	Baseline Stats
 	Results  []ClusterResult
 }
 
+// clusterTarget is one configuration being measured: its operations and
+// what its rounds have added up so far.
+type clusterTarget struct {
+	res          ClusterResult
+	read, upsert func(ctx context.Context, i int) error // read nil: upserts only
+	servers      []*server.Server
+
+	readRec, upsertRec         Recorder
+	readElapsed, upsertElapsed time.Duration
+	next                       int
+}
+
 // RunCluster runs the read-8 and upsert-8 workloads on durable Pebble
-// (one node) and on PostgreSQL with each node count.
+// (one node) and on PostgreSQL with each node count, and the upserts
+// through pgx.
 func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error) {
 	if len(opts.Nodes) == 0 {
 		opts.Nodes = []int{1, 3}
@@ -76,81 +101,147 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 	if opts.Partitions <= 0 {
 		opts.Partitions = concurrentClients
 	}
-	rep := ClusterReport{Machine: ThisMachine()}
-	run := func(storage string, nodes, parts int, cfg func(i int) server.Config) error {
-		if opts.Progress != nil {
-			fmt.Fprintf(opts.Progress, "cluster: %s, %d node(s), %d physical partition(s)\n", storage, nodes, parts)
-		}
-		res, err := runNodes(ctx, opts, nodes, parts, cfg)
-		if err != nil {
-			return fmt.Errorf("%s, %d nodes: %w", storage, nodes, err)
-		}
-		res.Storage, res.Nodes, res.Partitions = storage, nodes, parts
-		rep.Results = append(rep.Results, res)
-		return nil
+	if opts.Rounds <= 0 {
+		opts.Rounds = 5
 	}
-	if opts.Progress != nil {
-		fmt.Fprintln(opts.Progress, "cluster: PostgreSQL through pgx, the baseline")
+	if opts.Limit.Count > 0 {
+		opts.Rounds = min(opts.Rounds, opts.Limit.Count)
 	}
-	var err error
-	if rep.Baseline, err = pgxBaseline(ctx, opts.Store, opts.Limit); err != nil {
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	rep := ClusterReport{Machine: ThisMachine(), Rounds: opts.Rounds}
+	var closers []func()
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}()
+
+	fmt.Fprintln(progress, "cluster: setting up PostgreSQL through pgx, the baseline")
+	baseline, closeBaseline, err := pgxBaseline(ctx, opts.Store)
+	if err != nil {
 		return rep, fmt.Errorf("baseline: %w", err)
 	}
+	closers = append(closers, closeBaseline)
+	targets := []*clusterTarget{{upsert: baseline}}
+
 	dir, err := os.MkdirTemp(opts.TempDir, "ebb-bench-cluster-*")
 	if err != nil {
 		return rep, err
 	}
-	defer os.RemoveAll(dir)
-	if err := run("durable Pebble", 1, opts.Partitions, func(int) server.Config { return server.Config{DataDir: dir} }); err != nil {
+	closers = append(closers, func() { os.RemoveAll(dir) })
+	add := func(storage string, nodes, parts int, cfg func() server.Config) error {
+		fmt.Fprintf(progress, "cluster: setting up %s, %d node(s), %d physical partition(s)\n", storage, nodes, parts)
+		t, closeNodes, err := startNodes(ctx, nodes, parts, cfg)
+		closers = append(closers, closeNodes)
+		if err != nil {
+			return fmt.Errorf("%s, %d nodes: %w", storage, nodes, err)
+		}
+		t.res.Storage, t.res.Nodes, t.res.Partitions = storage, nodes, parts
+		targets = append(targets, t)
+		return nil
+	}
+	if err := add("durable Pebble", 1, opts.Partitions, func() server.Config { return server.Config{DataDir: dir} }); err != nil {
 		return rep, err
 	}
-	onPG := func(int) server.Config { return server.Config{Store: opts.Store} }
+	onPG := func() server.Config { return server.Config{Store: opts.Store} }
 	if opts.Partitions > 1 {
-		if err := run("PostgreSQL", 1, 1, onPG); err != nil {
+		if err := add("PostgreSQL", 1, 1, onPG); err != nil {
 			return rep, err
 		}
 	}
 	for _, n := range opts.Nodes {
-		if err := run("PostgreSQL", n, opts.Partitions, onPG); err != nil {
+		if err := add("PostgreSQL", n, opts.Partitions, onPG); err != nil {
 			return rep, err
 		}
+	}
+
+	for r := range opts.Rounds {
+		fmt.Fprintf(progress, "cluster: round %d of %d\n", r+1, opts.Rounds)
+		limit := roundLimit(opts.Limit, r, opts.Rounds)
+		for k := range targets {
+			if err := targets[(r+k)%len(targets)].measureRound(ctx, limit); err != nil {
+				return rep, err
+			}
+		}
+	}
+	rep.Baseline = targets[0].upsertRec.Stats(targets[0].upsertElapsed)
+	for _, t := range targets[1:] {
+		t.res.Read = t.readRec.Stats(t.readElapsed)
+		t.res.Upsert = t.upsertRec.Stats(t.upsertElapsed)
+		rep.Results = append(rep.Results, t.res)
 	}
 	return rep, nil
 }
 
-// runNodes starts n servers, loads a container through the first and
-// runs the workloads with eight goroutines spread over all of them.
-func runNodes(ctx context.Context, opts ClusterOptions, n, parts int, cfg func(i int) server.Config) (ClusterResult, error) {
-	var res ClusterResult
-	var fixtures []*Fixture
-	var servers []*server.Server
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
+// measureRound runs one round of t's workloads, each for limit.
+func (t *clusterTarget) measureRound(ctx context.Context, limit Limit) error {
+	label := t.res.Storage
+	if label == "" {
+		label = "baseline"
+	}
+	run := func(rec *Recorder, elapsed *time.Duration, op func(context.Context, int) error) error {
+		// Each round starts with no garbage from the others.
+		runtime.GC()
+		before := rec.Len()
+		d, err := measureInto(ctx, rec, t.next, concurrentClients, limit, op)
+		if err != nil {
+			return fmt.Errorf("%s, %d nodes: %w", label, t.res.Nodes, err)
 		}
-	}()
-	// Each run gets its own database, so that runs on one store do not
-	// see each other's data.
+		*elapsed += d
+		t.next += rec.Len() - before
+		return nil
+	}
+	if t.read != nil {
+		if err := run(&t.readRec, &t.readElapsed, t.read); err != nil {
+			return err
+		}
+	}
+	before := sharedStoreStats(t.servers)
+	err := run(&t.upsertRec, &t.upsertElapsed, t.upsert)
+	after := sharedStoreStats(t.servers)
+	t.res.Updates += after.Updates - before.Updates
+	t.res.Retries += after.Retries - before.Retries
+	return err
+}
+
+// startNodes starts n servers, loads a container of parts physical
+// partitions through the first, and returns the workloads with eight
+// clients spread over all of them, and how to stop them.
+func startNodes(ctx context.Context, n, parts int, cfg func() server.Config) (*clusterTarget, func(), error) {
+	t := &clusterTarget{}
+	var fixtures []*Fixture
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	// Each configuration gets its own database, so that configurations
+	// on one store do not see each other's data.
 	dbID := fmt.Sprintf("bench-%d", clusterRuns.Add(1))
 	for i := 0; i < n; i++ {
-		c := cfg(i)
+		c := cfg()
 		c.Listen, c.Logger = "127.0.0.1:0", slog.New(slog.DiscardHandler)
 		srv, err := server.Start(ctx, c)
 		if err != nil {
-			return res, err
+			return t, closeAll, err
 		}
-		servers = append(servers, srv)
-		client, closeIdle, err := NewClient(srv.URL)
-		if err != nil {
-			return res, err
-		}
+		t.servers = append(t.servers, srv)
 		closers = append(closers, func() {
-			closeIdle()
 			shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
 			srv.Shutdown(shutdownCtx)
 		})
+		client, closeIdle, err := NewClient(srv.URL)
+		if err != nil {
+			return t, closeAll, err
+		}
+		// Runs before the server shuts down, which then need not wait
+		// for the client to hang up.
+		closers = append(closers, closeIdle)
 		var f *Fixture
 		if i == 0 {
 			if f, err = NewSpreadFixture(ctx, client, dbID, parts, concurrentClients); err == nil {
@@ -160,22 +251,15 @@ func runNodes(ctx context.Context, opts ClusterOptions, n, parts int, cfg func(i
 			f, err = AttachFixture(client, dbID, fixtures[0])
 		}
 		if err != nil {
-			return res, err
+			return t, closeAll, err
 		}
 		fixtures = append(fixtures, f)
 	}
 	spread := func(op func(f *Fixture, ctx context.Context, i int) error) func(context.Context, int) error {
 		return func(ctx context.Context, i int) error { return op(fixtures[i%len(fixtures)], ctx, i) }
 	}
-	var err error
-	if res.Read, err = Measure(ctx, concurrentClients, opts.Limit, spread((*Fixture).Read)); err != nil {
-		return res, err
-	}
-	before := sharedStoreStats(servers)
-	res.Upsert, err = Measure(ctx, concurrentClients, opts.Limit, spread((*Fixture).Upsert))
-	after := sharedStoreStats(servers)
-	res.Updates, res.Retries = after.Updates-before.Updates, after.Retries-before.Retries
-	return res, err
+	t.read, t.upsert = spread((*Fixture).Read), spread((*Fixture).Upsert)
+	return t, closeAll, nil
 }
 
 // sharedStoreStats sums the shared-store counts of servers.
@@ -190,33 +274,36 @@ func sharedStoreStats(servers []*server.Server) postgres.Stats {
 	return sum
 }
 
-// pgxBaseline writes what the upsert workload writes straight to the
-// database at url with pgx: eight connections, each upsert of a 1 KB item
-// into a key/value table its own transaction, cycling through as many
-// keys as the fixture loads. It is what the database gives any client on
-// this machine, so Ebb's upserts are measured against it.
-func pgxBaseline(ctx context.Context, url string, limit Limit) (Stats, error) {
+// pgxBaseline returns what the upsert workload writes, written straight
+// to the database at url with pgx: eight connections, each upsert of a
+// 1 KB item into a key/value table its own transaction, cycling through
+// as many keys as the fixture loads. It is what the database gives any
+// client on this machine, so Ebb's upserts are measured against it. The
+// function returned second drops the table and closes the connections.
+func pgxBaseline(ctx context.Context, url string) (func(context.Context, int) error, func(), error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return Stats{}, err
+		return nil, func() {}, err
 	}
 	cfg.MaxConns = concurrentClients
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return Stats{}, err
+		return nil, func() {}, err
 	}
-	defer pool.Close()
 	const table = "ebb_bench_baseline"
-	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (key bytea PRIMARY KEY, value bytea NOT NULL)"); err != nil {
-		return Stats{}, err
+	closeAll := func() {
+		pool.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table)
+		pool.Close()
 	}
-	defer pool.Exec(context.WithoutCancel(ctx), "DROP TABLE "+table)
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (key bytea PRIMARY KEY, value bytea NOT NULL)"); err != nil {
+		return nil, closeAll, err
+	}
 	const upsert = "INSERT INTO " + table + " (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-	return Measure(ctx, concurrentClients, limit, func(ctx context.Context, i int) error {
+	return func(ctx context.Context, i int) error {
 		id := ItemID(i % clusterKeys)
 		_, err := pool.Exec(ctx, upsert, []byte(id), Item(id, i+1))
 		return err
-	})
+	}, closeAll, nil
 }
 
 var clusterRuns atomic.Int64
@@ -226,7 +313,7 @@ const clusterKeys = 1000
 
 // WriteMarkdown prints the cluster report.
 func (r ClusterReport) WriteMarkdown(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "Machine: %s\n\n| storage | nodes | physical partitions | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts |\n|---|---|---|---|---|---|---|--:|--:|\n", r.Machine); err != nil {
+	if _, err := fmt.Fprintf(w, "Machine: %s. Each workload ran against each configuration in %d rounds that alternate the configurations.\n\n| storage | nodes | physical partitions | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts |\n|---|---|---|---|---|---|---|--:|--:|\n", r.Machine, r.Rounds); err != nil {
 		return err
 	}
 	base := r.Baseline.OpsPerSec()

@@ -10,7 +10,8 @@ import (
 )
 
 // TestRunCluster runs every configuration of `ebb bench cluster` for a few
-// operations on a fresh PostgreSQL schema and checks the report's shape;
+// operations, in alternating rounds, on a fresh PostgreSQL schema and
+// checks the report's shape;
 // it asserts nothing about speed. It needs EBB_TEST_POSTGRES_URL.
 func TestRunCluster(t *testing.T) {
 	store := pgtest.FreshSchema(t)
@@ -21,8 +22,8 @@ func TestRunCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Baseline.Ops != 40 {
-		t.Errorf("baseline: %+v", rep.Baseline)
+	if rep.Baseline.Ops != 40 || rep.Rounds != 5 {
+		t.Errorf("baseline: %+v in %d rounds", rep.Baseline, rep.Rounds)
 	}
 	// Pebble, PostgreSQL with one partition, then each node count.
 	want := []struct {
