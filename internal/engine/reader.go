@@ -282,7 +282,10 @@ func (ir itemReader) scan(start, end []byte, reverse bool, yield func(key []byte
 			}
 		}
 		if !ir.inScopeRun(iter.Key(), &run) {
-			if to := run.skipRun(iter.Key(), reverse); to != nil && skipper != nil {
+			if skipper == nil {
+				continue
+			}
+			if to := run.skipRun(iter.Key(), reverse); to != nil {
 				if at = skipper.SkipTo(to); !at {
 					break
 				}

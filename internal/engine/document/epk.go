@@ -68,8 +68,8 @@ func (def PKDef) EPKV2(pk PartitionKey) string {
 // work, through the heap.
 const maxEPKLen = 3 * 32
 
-// EPKOfKey is EPK of the partition key whose n = len(def.Paths)
-// components are encoded at the front of key (AppendKey's encoding),
+// EPKOfKey is EPK of the partition key whose len(def.Paths) components
+// are encoded at the front of key (as PartitionKey.Encode writes them),
 // hashed from the encoding as it stands: a range-scoped scan places
 // every stored item in its partition by it, and decoding each key into
 // a PartitionKey first cost it most of its time.
