@@ -13,6 +13,8 @@ import (
 	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/storage/postgres"
+	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
 )
 
 // partitionedEngine opens an engine with container db/c of n physical
@@ -280,6 +282,23 @@ func TestBulkRangeID(t *testing.T) {
 // lack its path backwards), and still sees exactly its range's items.
 func TestScopedScanSkipsRuns(t *testing.T) {
 	e, _ := newTestEngine(t)
+	testScopedScanSkipsRuns(t, e)
+}
+
+// TestScopedScanSkipsRunsPostgres is TestScopedScanSkipsRuns on
+// PostgreSQL, whose paged scans skip within a page and start the next
+// page past a run. It needs EBB_TEST_POSTGRES_URL.
+func TestScopedScanSkipsRunsPostgres(t *testing.T) {
+	store, err := postgres.Open(context.Background(), pgtest.FreshSchema(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e, _ := openEngine(t, store, Options{})
+	testScopedScanSkipsRuns(t, e)
+}
+
+func testScopedScanSkipsRuns(t *testing.T, e *Engine) {
 	ctx := context.Background()
 	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`, ThroughputHeaders{Partitions: "4"})
 	const pks, perPK = 12, 3 * skipAfter

@@ -92,9 +92,9 @@ type Iterator interface {
 }
 
 // Skipper is an Iterator that can pass over a run of keys without
-// visiting them: one seek instead of a step per key. Iterators that
-// cannot (a paged PostgreSQL scan, which would pay a round trip for it)
-// do not implement it, and callers step through instead.
+// visiting them: one seek instead of a step per key (Pebble), or a page
+// that starts after them (PostgreSQL), so they are never sent. Callers
+// step through iterators that do not implement it.
 type Skipper interface {
 	Iterator
 	// SkipTo moves a started iterator to the first key at or after key

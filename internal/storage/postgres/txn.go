@@ -571,6 +571,50 @@ func (it *iterator) fetch() error {
 	return nil
 }
 
+// SkipTo implements storage.Skipper. Within the page it moves by binary
+// search; past it, the next page starts at key, so the rows in between
+// are never sent.
+func (it *iterator) SkipTo(key []byte) bool {
+	if it.err != nil || it.page == nil {
+		return false
+	}
+	rest := it.page[it.pos+1:]
+	i, _ := slices.BinarySearchFunc(rest, key, func(r row, key []byte) int {
+		if it.reverse {
+			return -bytes.Compare(r.key, key) // descending: rows before key come first
+		}
+		return bytes.Compare(r.key, key)
+	})
+	if it.reverse {
+		// The first row below key: BinarySearchFunc stops at the first row
+		// not above it, which may be key itself.
+		for i < len(rest) && bytes.Equal(rest[i].key, key) {
+			i++
+		}
+	}
+	if i < len(rest) {
+		it.pos += 1 + i
+		return true
+	}
+	if it.last {
+		it.page, it.pos = nil, 0
+		return false
+	}
+	if it.reverse {
+		if it.end == nil || bytes.Compare(key, it.end) < 0 {
+			it.end = bytes.Clone(key)
+		}
+	} else if bytes.Compare(key, it.start) > 0 {
+		it.start = bytes.Clone(key)
+	}
+	if err := it.fetch(); err != nil {
+		it.err, it.page = err, nil
+		return false
+	}
+	it.pos = 0
+	return len(it.page) > 0
+}
+
 // Key implements storage.Iterator.
 func (it *iterator) Key() []byte { return it.page[it.pos].key }
 

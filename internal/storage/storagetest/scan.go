@@ -236,3 +236,51 @@ func testSkip(t *testing.T, s storage.Store) {
 		})
 	}
 }
+
+// testSkipPages is testSkip over more keys than a paged backend fetches
+// at first, so that a skip lands within the fetched keys or beyond them.
+func testSkipPages(t *testing.T, s storage.Store) {
+	var pairs []kv
+	var all []string
+	for i := range 300 {
+		k := fmt.Sprintf("k%03d", i)
+		pairs, all = append(pairs, kv{k, "v"}), append(all, k)
+	}
+	set(t, s, pairs...)
+	for _, tc := range []struct {
+		reverse bool
+		to      int // SkipTo("k<to>"), after the first key
+	}{{false, 5}, {false, 40}, {false, 299}, {true, 290}, {true, 100}, {true, 1}} {
+		t.Run(fmt.Sprintf("reverse=%v,to=%d", tc.reverse, tc.to), func(t *testing.T) {
+			var want []string
+			if tc.reverse {
+				want = append(want, all[len(all)-1])
+				for i := tc.to - 1; i >= 0; i-- {
+					want = append(want, all[i])
+				}
+			} else {
+				want = append(append(want, all[0]), all[tc.to:]...)
+			}
+			skips := true
+			view(t, s, func(r storage.Reader) error {
+				it := r.Scan(b("k"), b("l"), tc.reverse)
+				defer it.Close()
+				sk, ok := it.(storage.Skipper)
+				if skips = ok; !ok || !it.Next() {
+					return nil
+				}
+				got := []string{string(it.Key())}
+				for more := sk.SkipTo(b(all[tc.to])); more; more = it.Next() {
+					got = append(got, string(it.Key()))
+				}
+				if !equalStrings(got, want) {
+					t.Errorf("got %d keys %q…, want %d %q…", len(got), got[:min(len(got), 3)], len(want), want[:min(len(want), 3)])
+				}
+				return it.Err()
+			})
+			if !skips {
+				t.Skip("the iterator does not skip")
+			}
+		})
+	}
+}

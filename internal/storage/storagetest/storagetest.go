@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		{"IteratorLifecycle", testIteratorLifecycle},
 		{"InterleavedIterators", testInterleavedIterators},
 		{"Skip", testSkip},
+		{"SkipPages", testSkipPages},
 		{"DeleteRange", testDeleteRange},
 		{"ReadYourWrites", testReadYourWrites},
 		{"ScanAndDeleteInUpdate", testScanAndDeleteInUpdate},
