@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -83,9 +82,7 @@ type clusterTarget struct {
 	read, upsert func(ctx context.Context, i int) error // read nil: upserts only
 	servers      []*server.Server
 
-	readRec, upsertRec         Recorder
-	readElapsed, upsertElapsed time.Duration
-	next                       int
+	reads, upserts rounds
 }
 
 // RunCluster runs the read-8 and upsert-8 workloads on durable Pebble
@@ -167,10 +164,10 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 			}
 		}
 	}
-	rep.Baseline = targets[0].upsertRec.Stats(targets[0].upsertElapsed)
+	rep.Baseline = targets[0].upserts.stats()
 	for _, t := range targets[1:] {
-		t.res.Read = t.readRec.Stats(t.readElapsed)
-		t.res.Upsert = t.upsertRec.Stats(t.upsertElapsed)
+		t.res.Read = t.reads.stats()
+		t.res.Upsert = t.upserts.stats()
 		rep.Results = append(rep.Results, t.res)
 	}
 	return rep, nil
@@ -182,29 +179,20 @@ func (t *clusterTarget) measureRound(ctx context.Context, limit Limit) error {
 	if label == "" {
 		label = "baseline"
 	}
-	run := func(rec *Recorder, elapsed *time.Duration, op func(context.Context, int) error) error {
-		// Each round starts with no garbage from the others.
-		runtime.GC()
-		before := rec.Len()
-		d, err := measureInto(ctx, rec, t.next, concurrentClients, limit, op)
-		if err != nil {
-			return fmt.Errorf("%s, %d nodes: %w", label, t.res.Nodes, err)
-		}
-		*elapsed += d
-		t.next += rec.Len() - before
-		return nil
-	}
 	if t.read != nil {
-		if err := run(&t.readRec, &t.readElapsed, t.read); err != nil {
-			return err
+		if err := t.reads.run(ctx, concurrentClients, limit, t.read); err != nil {
+			return fmt.Errorf("%s, %d nodes: %w", label, t.res.Nodes, err)
 		}
 	}
 	before := sharedStoreStats(t.servers)
-	err := run(&t.upsertRec, &t.upsertElapsed, t.upsert)
+	err := t.upserts.run(ctx, concurrentClients, limit, t.upsert)
 	after := sharedStoreStats(t.servers)
 	t.res.Updates += after.Updates - before.Updates
 	t.res.Retries += after.Retries - before.Retries
-	return err
+	if err != nil {
+		return fmt.Errorf("%s, %d nodes: %w", label, t.res.Nodes, err)
+	}
+	return nil
 }
 
 // startNodes starts n servers, loads a container of parts physical

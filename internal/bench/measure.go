@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -145,3 +146,31 @@ func measureInto(ctx context.Context, rec *Recorder, first, concurrency int, lim
 	}
 	return elapsed, nil
 }
+
+// rounds adds up the timed rounds of one workload against one target.
+type rounds struct {
+	rec     Recorder
+	elapsed time.Duration // the wall time of the rounds so far
+	next    int           // the number of the next operation
+	perSec  []float64     // each round's throughput
+}
+
+// run times one round of op. It collects garbage first, so the round
+// starts with none from the other targets or from set-up; it still
+// pays for its own.
+func (rs *rounds) run(ctx context.Context, concurrency int, limit Limit, op func(ctx context.Context, i int) error) error {
+	runtime.GC()
+	before := rs.rec.Len()
+	elapsed, err := measureInto(ctx, &rs.rec, rs.next, concurrency, limit, op)
+	if err != nil {
+		return err
+	}
+	n := rs.rec.Len() - before
+	rs.elapsed += elapsed
+	rs.next += n
+	rs.perSec = append(rs.perSec, float64(n)/elapsed.Seconds())
+	return nil
+}
+
+// stats are the figures of every round together.
+func (rs *rounds) stats() Stats { return rs.rec.Stats(rs.elapsed) }

@@ -209,12 +209,7 @@ type side struct {
 	name     string
 	endpoint string
 	op       func(context.Context, int) error
-	rec      Recorder
-	// elapsed is the wall time of the timed rounds so far; next numbers
-	// the next operation; rounds is the throughput of each round.
-	elapsed time.Duration
-	next    int
-	rounds  []float64
+	rounds   rounds
 }
 
 // runSideBySide starts the stubs and a fresh Ebb, prepares the
@@ -285,35 +280,27 @@ func runSideBySide(ctx context.Context, w Workload, opts Options) (res Result, e
 			if _, err := measureInto(ctx, &warm, 0, w.Concurrency, opts.Warmup, s.op); err != nil {
 				return fmt.Errorf("%s: warm-up: %w", s.name, err)
 			}
-			s.next = warm.Len()
+			s.rounds.next = warm.Len()
 		}
 		for r := range opts.Rounds {
 			// Rotate which side goes first, so none always runs right
 			// after another's garbage or connection churn.
 			for k := range sides {
 				s := sides[(r+k)%len(sides)]
-				// Each round starts with no garbage from the other sides
-				// or from set-up; a side still pays for its own.
-				runtime.GC()
-				before := s.rec.Len()
-				elapsed, err := measureInto(ctx, &s.rec, s.next, w.Concurrency, roundLimit(opts.Limit, r, opts.Rounds), s.op)
-				if err != nil {
+				if err := s.rounds.run(ctx, w.Concurrency, roundLimit(opts.Limit, r, opts.Rounds), s.op); err != nil {
 					return fmt.Errorf("%s: %w", s.name, err)
 				}
-				s.elapsed += elapsed
-				s.next += s.rec.Len() - before
-				s.rounds = append(s.rounds, float64(s.rec.Len()-before)/elapsed.Seconds())
 			}
 		}
-		for r, ceiling := range sides[0].rounds {
+		for r, ceiling := range sides[0].rounds.perSec {
 			if ceiling > 0 {
-				res.RoundRatios = append(res.RoundRatios, sides[1].rounds[r]/ceiling)
+				res.RoundRatios = append(res.RoundRatios, sides[1].rounds.perSec[r]/ceiling)
 			}
 		}
-		res.Ceiling = sides[0].rec.Stats(sides[0].elapsed)
-		res.Ebb = sides[1].rec.Stats(sides[1].elapsed)
+		res.Ceiling = sides[0].rounds.stats()
+		res.Ebb = sides[1].rounds.stats()
 		if len(sides) > 2 {
-			st := sides[2].rec.Stats(sides[2].elapsed)
+			st := sides[2].rounds.stats()
 			res.DurableCeiling = &st
 		}
 		return nil

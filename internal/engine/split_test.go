@@ -125,13 +125,7 @@ func TestSplitPartition(t *testing.T) {
 	}
 
 	// The children's usage is counted; the container's adds up.
-	waitUntil(t, "the children counted", func() bool {
-		r, err := e.ReadContainer(ctx, "db", "c", true)
-		return err == nil && r.Usage != nil && r.Usage.Known && r.Usage.Items == items
-	})
-	if err := e.CheckConsistency(ctx); err != nil {
-		t.Fatal(err)
-	}
+	waitCounted(t, e, "the children counted", items)
 
 	// A child splits again; its children read both ancestors' logs.
 	res2, err := e.SplitPartition(ctx, "db", "c", "2")
@@ -153,13 +147,7 @@ func TestSplitPartition(t *testing.T) {
 
 	// Everything still expires and is purged.
 	advance(101 * time.Second)
-	waitUntil(t, "every partition purged", func() bool {
-		r, err := e.ReadContainer(ctx, "db", "c", true)
-		return err == nil && r.Usage != nil && r.Usage.Known && r.Usage.Items == 0
-	})
-	if err := e.CheckConsistency(ctx); err != nil {
-		t.Fatal(err)
-	}
+	waitCounted(t, e, "every partition purged", 0)
 }
 
 // TestIndexRebuildAcrossPartitions: an indexing-policy change rebuilds
@@ -275,13 +263,7 @@ func TestThroughputSplits(t *testing.T) {
 	if n := len(rangeIDs(t, e, "c")); n != 5 {
 		t.Fatalf("%d ranges after lowering the throughput, want 5", n)
 	}
-	waitUntil(t, "the children counted", func() bool {
-		r, err := e.ReadContainer(ctx, "db", "c", true)
-		return err == nil && r.Usage != nil && r.Usage.Known && r.Usage.Items == 50
-	})
-	if err := e.CheckConsistency(ctx); err != nil {
-		t.Fatal(err)
-	}
+	waitCounted(t, e, "the children counted", 50)
 }
 
 // TestPinnedPartitions: a container created with x-ebb-partition-count
@@ -356,6 +338,20 @@ func setThroughput(t *testing.T, e *Engine, coll string, ru int) {
 	c := mustContainer(t, e, coll)
 	body := fmt.Sprintf(`{"offerResourceId":%q,"content":{"offerThroughput":%d}}`, c.ridStr, ru)
 	if _, err := e.ReplaceOffer(context.Background(), c.offerID, []byte(body), ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitCounted waits until db/c's usage is counted and holds items items,
+// and checks that its documents and their index entries agree.
+func waitCounted(t *testing.T, e *Engine, what string, items int64) {
+	t.Helper()
+	ctx := context.Background()
+	waitUntil(t, what, func() bool {
+		r, err := e.ReadContainer(ctx, "db", "c", true)
+		return err == nil && r.Usage != nil && r.Usage.Known && r.Usage.Items == items
+	})
+	if err := e.CheckConsistency(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

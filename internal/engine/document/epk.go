@@ -218,14 +218,9 @@ func (def PKDef) EPKFilter(start, end string) (func(pkEnc []byte) bool, error) {
 		return nil, nil
 	}
 	start, end = strings.ToUpper(start), strings.ToUpper(end)
-	n := len(def.Paths)
 	return func(pkEnc []byte) bool {
-		pk, _, err := DecodePK(pkEnc, n)
-		if err != nil {
-			return false
-		}
-		epk := def.EPK(pk)
-		return epk >= start && (end == "" || epk < end)
+		epk, err := def.EPKOfKey(pkEnc)
+		return err == nil && epk >= start && (end == "" || epk < end)
 	}, nil
 }
 

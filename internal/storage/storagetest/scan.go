@@ -209,29 +209,8 @@ func testSkip(t *testing.T, s storage.Store) {
 		{"descending past the start", "b", "d", true, "b1", []string{"c1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			skips := true
-			view(t, s, func(r storage.Reader) error {
-				it := r.Scan(b(tc.start), b(tc.end), tc.reverse)
-				defer it.Close()
-				sk, ok := it.(storage.Skipper)
-				if skips = ok; !ok {
-					return nil
-				}
-				var got []string
-				if !it.Next() {
-					return fmt.Errorf("empty scan")
-				}
-				got = append(got, string(it.Key()))
-				for more := sk.SkipTo(b(tc.to)); more; more = it.Next() {
-					got = append(got, string(it.Key()))
-				}
-				if !equalStrings(got, tc.want) {
-					t.Errorf("got %q, want %q", got, tc.want)
-				}
-				return it.Err()
-			})
-			if !skips {
-				t.Skip("the iterator does not skip")
+			if got := scanSkipping(t, s, tc.start, tc.end, tc.reverse, tc.to); !equalStrings(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -261,26 +240,38 @@ func testSkipPages(t *testing.T, s storage.Store) {
 			} else {
 				want = append(append(want, all[0]), all[tc.to:]...)
 			}
-			skips := true
-			view(t, s, func(r storage.Reader) error {
-				it := r.Scan(b("k"), b("l"), tc.reverse)
-				defer it.Close()
-				sk, ok := it.(storage.Skipper)
-				if skips = ok; !ok || !it.Next() {
-					return nil
-				}
-				got := []string{string(it.Key())}
-				for more := sk.SkipTo(b(all[tc.to])); more; more = it.Next() {
-					got = append(got, string(it.Key()))
-				}
-				if !equalStrings(got, want) {
-					t.Errorf("got %d keys %q…, want %d %q…", len(got), got[:min(len(got), 3)], len(want), want[:min(len(want), 3)])
-				}
-				return it.Err()
-			})
-			if !skips {
-				t.Skip("the iterator does not skip")
+			if got := scanSkipping(t, s, "k", "l", tc.reverse, all[tc.to]); !equalStrings(got, want) {
+				t.Errorf("got %d keys %q…, want %d %q…", len(got), got[:min(len(got), 3)], len(want), want[:min(len(want), 3)])
 			}
 		})
 	}
+}
+
+// scanSkipping scans [start, end) and returns its first key and, after
+// SkipTo(to), the keys from there on. It skips the test when the
+// iterator does not implement storage.Skipper.
+func scanSkipping(t *testing.T, s storage.Store, start, end string, reverse bool, to string) []string {
+	t.Helper()
+	var got []string
+	skips := true
+	view(t, s, func(r storage.Reader) error {
+		it := r.Scan(b(start), b(end), reverse)
+		defer it.Close()
+		sk, ok := it.(storage.Skipper)
+		if skips = ok; !ok {
+			return nil
+		}
+		if !it.Next() {
+			return fmt.Errorf("empty scan")
+		}
+		got = append(got, string(it.Key()))
+		for more := sk.SkipTo(b(to)); more; more = it.Next() {
+			got = append(got, string(it.Key()))
+		}
+		return it.Err()
+	})
+	if !skips {
+		t.Skip("the iterator does not skip")
+	}
+	return got
 }
