@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -18,11 +19,23 @@ type Machine struct {
 	CPU                string
 	NumCPU, GOMAXPROCS int
 	OS, Arch, Go       string
+	// Cgo is whether the binary was built with cgo: Pebble then keeps its
+	// memtables and block cache in C memory, and without it on the Go
+	// heap (storage/pebble's heap tuner), which changes the memory
+	// figure.
+	Cgo bool
 }
 
 // ThisMachine describes the machine the process runs on.
 func ThisMachine() Machine {
 	m := Machine{NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "CGO_ENABLED" {
+				m.Cgo = s.Value == "1"
+			}
+		}
+	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -39,7 +52,11 @@ func (m Machine) String() string {
 	if cpu == "" {
 		cpu = "unknown CPU"
 	}
-	return fmt.Sprintf("%s, %d cores (GOMAXPROCS %d), %s/%s, %s", cpu, m.NumCPU, m.GOMAXPROCS, m.OS, m.Arch, m.Go)
+	build := "without cgo"
+	if m.Cgo {
+		build = "with cgo"
+	}
+	return fmt.Sprintf("%s, %d cores (GOMAXPROCS %d), %s/%s, %s, built %s", cpu, m.NumCPU, m.GOMAXPROCS, m.OS, m.Arch, m.Go, build)
 }
 
 // FsyncStats is the latency of making a 4 KB append durable.

@@ -22,6 +22,12 @@
 // waits for the ones in flight and makes later calls fail with
 // storage.ErrClosed, and iterators that fn leaves open are closed when it
 // returns.
+//
+// # Memory
+//
+// Built without cgo, Pebble's memtables and block cache are Go heap, and
+// the store keeps the garbage collector from counting them as room for
+// garbage (heap.go).
 package pebble
 
 import (
@@ -125,6 +131,7 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 	}
 	s := &Store{db: db, inMemory: fs != nil, dir: dir}
 	s.drained = sync.NewCond(&s.mu)
+	tuneHeap(s)
 	return s, nil
 }
 
@@ -249,6 +256,7 @@ func (s *Store) Close() error {
 		s.drained.Wait()
 	}
 	s.mu.Unlock()
+	untuneHeap(s)
 	return s.db.Close()
 }
 

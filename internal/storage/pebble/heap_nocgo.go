@@ -1,0 +1,7 @@
+//go:build !cgo
+
+package pebble
+
+// manualOnGoHeap: without cgo, Pebble's memtables and block cache are Go
+// heap (heap.go).
+const manualOnGoHeap = true
