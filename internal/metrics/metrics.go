@@ -122,6 +122,26 @@ func (r *Registry) WatchSharedStore(updates, retries func() uint64) {
 	)
 }
 
+// WatchRowCache exports the embedded store's row cache: look-ups that
+// found the value there and ones that read Pebble, and the bytes held,
+// read from the store when scraped.
+func (r *Registry) WatchRowCache(hits, misses func() uint64, bytes func() int) {
+	r.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "ebb_row_cache_hits_total",
+			Help: "Point reads of the embedded store answered from the row cache.",
+		}, func() float64 { return float64(hits()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "ebb_row_cache_misses_total",
+			Help: "Point reads of the embedded store that read Pebble (the row cache did not hold the value).",
+		}, func() float64 { return float64(misses()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ebb_row_cache_bytes",
+			Help: "Bytes of keys and values the row cache holds.",
+		}, func() float64 { return float64(bytes()) }),
+	)
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (r *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{})

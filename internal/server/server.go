@@ -36,6 +36,9 @@ type Config struct {
 	DataDir string
 	// Memory keeps everything in memory (nothing survives the process).
 	Memory bool
+	// RowCacheSize is the embedded store's row cache in bytes: 0 means
+	// pebble.DefaultRowCacheSize, a negative size none.
+	RowCacheSize int
 	// Store, when set to a postgres:// URL, keeps everything in a
 	// PostgreSQL-wire database that other Ebb nodes may share.
 	Store string
@@ -277,18 +280,24 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.store, err = postgres.Open(ctx, cfg.Store, postgres.Options{MaxConns: int32(cfg.PGMaxConns), StatementTimeout: cfg.PGStatementTimeout})
 		shared, backend = true, "postgres"
 	case cfg.Memory:
-		s.store, err = pebble.OpenMemory()
+		s.store, err = pebble.OpenMemoryWith(pebble.Options{RowCacheSize: cfg.RowCacheSize})
 		backend = "memory"
 	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
 		}
-		s.store, err = pebble.Open(cfg.DataDir)
+		s.store, err = pebble.OpenWith(cfg.DataDir, pebble.Options{RowCacheSize: cfg.RowCacheSize})
 	}
 	if err != nil {
 		return nil, err
 	}
 	s.Metrics = metrics.New()
+	if pb, ok := s.store.(*pebble.Store); ok {
+		s.Metrics.WatchRowCache(
+			func() uint64 { return pb.RowCacheStats().Hits },
+			func() uint64 { return pb.RowCacheStats().Misses },
+			func() int { return pb.RowCacheStats().Bytes })
+	}
 	if pg, ok := s.store.(*postgres.Store); ok {
 		s.Metrics.WatchSharedStore(
 			func() uint64 { return pg.Stats().Updates },

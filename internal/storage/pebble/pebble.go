@@ -23,6 +23,12 @@
 // storage.ErrClosed, and iterators that fn leaves open are closed when it
 // returns.
 //
+// # Row cache
+//
+// Store.Get and Store.Lend, the point reads of the live store, are
+// served from a cache of recently read values that every Update keeps
+// exact (rowcache.go). Reads in a View or an Update go to Pebble.
+//
 // # Memory
 //
 // Built without cgo, Pebble's memtables and block cache are Go heap, and
@@ -58,6 +64,9 @@ type Store struct {
 	dir string
 	// writeMu serializes Update callbacks. See the package doc.
 	writeMu sync.Mutex
+	// rows caches values of point reads of the live store (rowcache.go);
+	// nil when off.
+	rows *rowCache
 
 	// mu guards closed and inflight. Pebble panics when it is used after
 	// Close, so every call registers itself here first and Close waits
@@ -71,21 +80,44 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
+// Options tune a store; the zero value is the default.
+type Options struct {
+	// RowCacheSize is the most bytes of keys and values the row cache
+	// keeps (rowcache.go): 0 means DefaultRowCacheSize, a negative size
+	// turns the cache off.
+	RowCacheSize int
+}
+
+// DefaultRowCacheSize is the row cache's size unless told otherwise:
+// enough for the items a busy application reads again and again, small
+// next to Pebble's own block cache.
+const DefaultRowCacheSize = 8 << 20
+
 // Open opens (or creates) the store in dir.
 func Open(dir string) (*Store, error) {
-	return open(dir, nil)
+	return open(dir, nil, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(dir string, o Options) (*Store, error) {
+	return open(dir, nil, o)
 }
 
 // OpenMemory opens a store that lives in memory only.
 func OpenMemory() (*Store, error) {
-	return open("", vfs.NewMem())
+	return open("", vfs.NewMem(), Options{})
+}
+
+// OpenMemoryWith is OpenMemory with options.
+func OpenMemoryWith(o Options) (*Store, error) {
+	return open("", vfs.NewMem(), o)
 }
 
 // pidFile, in a store's directory, holds the process id of the Ebb that
 // has it open, so that a second one can say who holds it.
 const pidFile = "ebb.pid"
 
-func open(dir string, fs vfs.FS) (*Store, error) {
+func open(dir string, fs vfs.FS, o Options) (*Store, error) {
 	opts := &pebble.Options{
 		// Items and index entries are small; a larger memtable keeps
 		// write-heavy bursts out of L0 on a small machine.
@@ -129,7 +161,10 @@ func open(dir string, fs vfs.FS) (*Store, error) {
 		// holds it; a stale one does no harm.
 		_ = os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 	}
-	s := &Store{db: db, inMemory: fs != nil, dir: dir}
+	if o.RowCacheSize == 0 {
+		o.RowCacheSize = DefaultRowCacheSize
+	}
+	s := &Store{db: db, inMemory: fs != nil, dir: dir, rows: newRowCache(o.RowCacheSize)}
 	s.drained = sync.NewCond(&s.mu)
 	tuneHeap(s)
 	return s, nil
@@ -166,8 +201,16 @@ func (s *Store) Get(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer s.exit()
-	r := reader{r: s.db}
-	return r.Get(key)
+	if s.rows == nil {
+		r := reader{r: s.db}
+		return r.Get(key)
+	}
+	var out []byte
+	err := s.lendCached(key, func(v []byte) error {
+		out = bytes.Clone(v)
+		return nil
+	})
+	return out, err
 }
 
 // Lend implements storage.Store: fn reads the memtable's or the block
@@ -177,8 +220,25 @@ func (s *Store) Lend(ctx context.Context, key []byte, fn func(value []byte) erro
 		return err
 	}
 	defer s.exit()
+	if s.rows == nil {
+		r := reader{r: s.db}
+		return r.Lend(key, fn)
+	}
+	return s.lendCached(key, fn)
+}
+
+// lendCached lends key's value from the row cache, or reads it from
+// Pebble and adds it.
+func (s *Store) lendCached(key []byte, fn func(value []byte) error) error {
+	v, hit, ticket := s.rows.lookup(key)
+	if hit {
+		return fn(v)
+	}
 	r := reader{r: s.db}
-	return r.Lend(key, fn)
+	return r.Lend(key, func(v []byte) error {
+		s.rows.add(ticket, key, v)
+		return fn(v)
+	})
 }
 
 // View implements storage.Store.
@@ -232,6 +292,9 @@ func (s *Store) applyLocked(b *pebble.Batch, fn func(storage.Writer) error) (app
 	w.closeIterators()
 	if err != nil || b.Empty() {
 		return false, err
+	}
+	if s.rows != nil {
+		defer s.rows.writeEnd(s.rows.writeBegin(b))
 	}
 	if s.inMemory {
 		return true, s.db.Apply(b, pebble.NoSync)

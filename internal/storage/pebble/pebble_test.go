@@ -42,6 +42,15 @@ func TestStore(t *testing.T) {
 	t.Run("Disk", func(t *testing.T) {
 		storagetest.Run(t, func(t *testing.T) storage.Store { return openDisk(t) })
 	})
+	t.Run("NoRowCache", func(t *testing.T) {
+		storagetest.Run(t, func(t *testing.T) storage.Store {
+			s, err := OpenMemoryWith(Options{RowCacheSize: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		})
+	})
 }
 
 // TestReopen checks that what an Update acknowledged is there after the
