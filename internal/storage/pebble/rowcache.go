@@ -26,7 +26,7 @@ import (
 type rowCache struct {
 	seed   maphash.Seed
 	shards [rowCacheShards]rowShard
-	// maxShard is the most bytes of values a shard keeps.
+	// maxShard is the most bytes of keys and values a shard keeps.
 	maxShard int
 }
 
@@ -83,7 +83,7 @@ type rowTicket struct {
 // add keeps a copy of value under key if no update of its shard began
 // since the look-up that gave t, nor was in flight then.
 func (c *rowCache) add(t rowTicket, key, value []byte) {
-	if !t.ok || len(value) > c.maxShard {
+	if !t.ok || len(key)+len(value) > c.maxShard {
 		return
 	}
 	sh := &c.shards[t.shard]
@@ -118,9 +118,11 @@ func (c *rowCache) writeBegin(b *pebble.Batch) (marked uint32) {
 	for r := b.Reader(); ; {
 		kind, key, value, ok, err := r.Next()
 		if err != nil {
-			marked = all // cannot tell which
+			// Which keys the batch writes cannot be told: drop them all.
+			marked, ranges = all, [][2][]byte{{nil, nil}}
+			break
 		}
-		if err != nil || !ok {
+		if !ok {
 			break
 		}
 		if kind == pebble.InternalKeyKindRangeDelete {
@@ -140,7 +142,7 @@ func (c *rowCache) writeBegin(b *pebble.Batch) (marked uint32) {
 		sh.gen++
 		for _, rg := range ranges {
 			for k, v := range sh.entries {
-				if k >= string(rg[0]) && k < string(rg[1]) {
+				if rg[1] == nil || k >= string(rg[0]) && k < string(rg[1]) {
 					sh.drop(k, v)
 				}
 			}
