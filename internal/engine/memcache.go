@@ -3,6 +3,8 @@ package engine
 import (
 	"container/heap"
 	"sync"
+
+	"github.com/ebbdb/ebb/internal/sizedmap"
 )
 
 // sizedCache keeps values built from the store (the vectors and
@@ -10,9 +12,8 @@ import (
 // room by dropping others, in no particular order. It is safe for
 // concurrent use; the values must not change once added.
 type sizedCache[K comparable, V any] struct {
-	mu      sync.Mutex
-	max     int
-	entries map[K]sizedEntry[V]
+	mu sync.Mutex
+	m  *sizedmap.Map[K, sizedEntry[V]]
 }
 
 type sizedEntry[V any] struct {
@@ -21,39 +22,21 @@ type sizedEntry[V any] struct {
 }
 
 func newSizedCache[K comparable, V any](max int) *sizedCache[K, V] {
-	return &sizedCache[K, V]{max: max, entries: map[K]sizedEntry[V]{}}
+	return &sizedCache[K, V]{m: sizedmap.New(max, func(_ K, e sizedEntry[V]) int { return e.size })}
 }
 
 func (c *sizedCache[K, V]) get(k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[k]
+	e, ok := c.m.Entries[k]
 	return e.v, ok
 }
 
 // put keeps v under k if its size fits the cache at all.
 func (c *sizedCache[K, V]) put(k K, v V, size int) {
-	if size > c.max {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	total := size
-	for other, e := range c.entries {
-		if other != k {
-			total += e.size
-		}
-	}
-	for other, e := range c.entries {
-		if total <= c.max {
-			break
-		}
-		if other != k {
-			total -= e.size
-			delete(c.entries, other)
-		}
-	}
-	c.entries[k] = sizedEntry[V]{v: v, size: size}
+	c.m.Put(k, sizedEntry[V]{v: v, size: size})
 }
 
 // orderedHeap hands out its items in the order less gives, sorting only

@@ -72,12 +72,11 @@ func (c *container) deletedByPartition(key []byte, lsn uint64) bool {
 	if len(c.pkDeletes) == 0 {
 		return false
 	}
-	prefix := docPrefixLen
-	n, ok := document.PKLen(key[prefix:], len(c.pk.Paths))
+	n, ok := document.PKLen(key[docPrefixLen:], len(c.pk.Paths))
 	if !ok {
 		return false
 	}
-	d, ok := c.pkDeletes[string(key[prefix:prefix+n])]
+	d, ok := c.pkDeletes[string(key[docPrefixLen:docPrefixLen+n])]
 	return ok && lsn <= d.lsn
 }
 

@@ -50,17 +50,39 @@ func (def PKDef) EPK(pk PartitionKey) string {
 func (def PKDef) EPKV2(pk PartitionKey) string {
 	var inBuf [64]byte
 	var epkBuf [maxEPKLen]byte
-	in, epk := inBuf[:0], epkBuf[:0]
+	h := epkHash{multi: def.Kind == "MultiHash", in: inBuf[:0], epk: epkBuf[:0]}
 	for _, c := range pk {
-		in = AppendEPKInput(in, c)
-		if def.Kind == "MultiHash" {
-			epk, in = appendHashEPKV2(epk, in, true), in[:0]
-		}
+		h.in = AppendEPKInput(h.in, c)
+		h = h.endComponent()
 	}
-	if def.Kind != "MultiHash" {
-		epk = appendHashEPKV2(epk, in, true)
+	return h.result()
+}
+
+// epkHash builds a version 2 EPK component by component: a MultiHash
+// key's EPK is each component's hash in turn, any other key's the hash
+// of all its components together. in holds the components not yet
+// hashed, epk the EPK so far.
+type epkHash struct {
+	multi   bool
+	in, epk []byte
+}
+
+// endComponent ends the component appended to in last. (Value
+// receivers: through a pointer, the buffers a caller gives in and epk
+// would escape to the heap.)
+func (h epkHash) endComponent() epkHash {
+	if h.multi {
+		h.epk, h.in = appendHashEPKV2(h.epk, h.in, true), h.in[:0]
 	}
-	return string(epk)
+	return h
+}
+
+// result is the EPK of the components ended.
+func (h epkHash) result() string {
+	if !h.multi {
+		h.epk = appendHashEPKV2(h.epk, h.in, true)
+	}
+	return string(h.epk)
 }
 
 // maxEPKLen is the length of the longest EPK of a key of the service's
@@ -83,7 +105,7 @@ func (def PKDef) EPKOfKey(key []byte) (string, error) {
 	}
 	var inBuf [64]byte
 	var epkBuf [maxEPKLen]byte
-	in, epk := inBuf[:0], epkBuf[:0]
+	h := epkHash{multi: def.Kind == "MultiHash", in: inBuf[:0], epk: epkBuf[:0]}
 	for range def.Paths {
 		if len(key) == 0 {
 			return "", keys.ErrMalformed
@@ -92,31 +114,26 @@ func (def PKDef) EPKOfKey(key []byte) (string, error) {
 		key = key[1:]
 		switch kind {
 		case PKNone, PKNull, PKFalse, PKTrue:
-			in = AppendEPKInput(in, PKComponent{Kind: kind})
+			h.in = AppendEPKInput(h.in, PKComponent{Kind: kind})
 		case PKNumber:
 			c, rest, err := decodePKNumber(key)
 			if err != nil {
 				return "", err
 			}
-			in, key = AppendEPKInput(in, c), rest
+			h.in, key = AppendEPKInput(h.in, c), rest
 		case PKString:
 			var err error
-			in = append(in, epkString)
-			if in, key, err = keys.AppendDecodedBytes(in, key); err != nil {
+			h.in = append(h.in, epkString)
+			if h.in, key, err = keys.AppendDecodedBytes(h.in, key); err != nil {
 				return "", err
 			}
-			in = append(in, epkStringEnd)
+			h.in = append(h.in, epkStringEnd)
 		default:
 			return "", keys.ErrMalformed
 		}
-		if def.Kind == "MultiHash" {
-			epk, in = appendHashEPKV2(epk, in, true), in[:0]
-		}
+		h = h.endComponent()
 	}
-	if def.Kind != "MultiHash" {
-		epk = appendHashEPKV2(epk, in, true)
-	}
-	return string(epk), nil
+	return h.result(), nil
 }
 
 // AppendEPKInput appends one value as the version 2 hash reads it.

@@ -103,3 +103,18 @@ func TestFromDocumentNonPrimitive(t *testing.T) {
 		}
 	}
 }
+
+// TestEPKAllocations: an EPK costs one allocation, its string, for a
+// scan places every key it meets by one.
+func TestEPKAllocations(t *testing.T) {
+	for _, def := range []PKDef{{Paths: [][]string{{"a"}}, Kind: "Hash", version: 2}, {Paths: [][]string{{"a"}, {"b"}}, Kind: "MultiHash", version: 2}} {
+		pk := PartitionKey{{Kind: PKString, Str: "hello"}, {Kind: PKNumber, Num: 3}}[:len(def.Paths)]
+		enc := pk.Encode(nil)
+		if n := testing.AllocsPerRun(100, func() { _, _ = def.EPKOfKey(enc) }); n > 1 {
+			t.Errorf("%s: EPKOfKey allocates %v times", def.Kind, n)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = def.EPKV2(pk) }); n > 1 {
+			t.Errorf("%s: EPKV2 allocates %v times", def.Kind, n)
+		}
+	}
+}

@@ -129,24 +129,23 @@ func gcPercent(base int, live, manual uint64) int {
 }
 
 // liveHeap is the heap the last collection found reachable.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
-}
+func liveHeap() uint64 { return runtimeMetric("/gc/heap/live:bytes", 0) }
 
 // gogc is the process's GC percentage as GOGC or debug.SetGCPercent left
 // it, negative when collection is off.
 func gogc() int {
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 100
-	}
 	// The runtime reports its int32 setting converted to uint64: "off"
 	// (-1) arrives as the largest value.
-	return int(int32(s[0].Value.Uint64()))
+	return int(int32(runtimeMetric("/gc/gogc:percent", 100)))
+}
+
+// runtimeMetric reads one of the runtime's uint64 metrics, or gives
+// otherwise where this Go has no such metric.
+func runtimeMetric(name string, otherwise uint64) uint64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return otherwise
+	}
+	return s[0].Value.Uint64()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/metrics"
 	"testing"
 
 	"github.com/ebbdb/ebb/internal/storage"
@@ -69,7 +68,7 @@ func TestHeapTuner(t *testing.T) {
 		runtime.Gosched()
 	}
 	manual := s.manualHeap()
-	live, goal := heapSample("/gc/heap/live:bytes"), heapSample("/gc/heap/goal:bytes")
+	live, goal := liveHeap(), runtimeMetric("/gc/heap/goal:bytes", 0)
 	t.Logf("GOGC %d → %d; live heap %d MB, of it Pebble's %d MB; goal %d MB", base, gogc(), live>>20, manual>>20, goal>>20)
 	if manual < 16<<20 {
 		t.Fatalf("Pebble holds %d MB, want 16 MB or more for the test to mean anything", manual>>20)
@@ -83,10 +82,4 @@ func TestHeapTuner(t *testing.T) {
 	if got := gogc(); got != base {
 		t.Errorf("GOGC after the last store closed = %d, want %d", got, base)
 	}
-}
-
-func heapSample(name string) uint64 {
-	s := []metrics.Sample{{Name: name}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }

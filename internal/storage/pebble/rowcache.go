@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/ebbdb/ebb/internal/sizedmap"
 )
 
 // rowCache keeps the values of keys recently read from the live store
@@ -26,16 +28,13 @@ import (
 type rowCache struct {
 	seed   maphash.Seed
 	shards [rowCacheShards]rowShard
-	// maxShard is the most bytes of keys and values a shard keeps.
-	maxShard int
 }
 
 const rowCacheShards = 16
 
 type rowShard struct {
 	mu      sync.Mutex
-	entries map[string][]byte
-	size    int
+	entries *sizedmap.Map[string, []byte]
 	// writing counts the updates in flight that write a key of this
 	// shard; gen moves when one begins.
 	writing int
@@ -48,9 +47,9 @@ func newRowCache(maxBytes int) *rowCache {
 	if maxBytes <= 0 {
 		return nil
 	}
-	c := &rowCache{seed: maphash.MakeSeed(), maxShard: maxBytes / rowCacheShards}
+	c := &rowCache{seed: maphash.MakeSeed()}
 	for i := range c.shards {
-		c.shards[i].entries = map[string][]byte{}
+		c.shards[i].entries = sizedmap.New(maxBytes/rowCacheShards, entrySize)
 	}
 	return c
 }
@@ -65,7 +64,7 @@ func (c *rowCache) lookup(key []byte) (value []byte, hit bool, t rowTicket) {
 	sh := &c.shards[i]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if v, ok := sh.entries[string(key)]; ok {
+	if v, ok := sh.entries.Entries[string(key)]; ok {
 		sh.hits++
 		return v, true, rowTicket{}
 	}
@@ -83,7 +82,7 @@ type rowTicket struct {
 // add keeps a copy of value under key if no update of its shard began
 // since the look-up that gave t, nor was in flight then.
 func (c *rowCache) add(t rowTicket, key, value []byte) {
-	if !t.ok || len(key)+len(value) > c.maxShard {
+	if !t.ok {
 		return
 	}
 	sh := &c.shards[t.shard]
@@ -92,21 +91,12 @@ func (c *rowCache) add(t rowTicket, key, value []byte) {
 	if sh.gen != t.gen || sh.writing != 0 {
 		return
 	}
-	k := string(key)
-	if old, ok := sh.entries[k]; ok {
-		sh.drop(k, old)
-	}
-	// Make room by dropping whichever entries the map yields first: a
-	// random choice, which keeps no order to maintain on every hit.
-	for other, v := range sh.entries {
-		if sh.size+len(k)+len(value) <= c.maxShard {
-			break
-		}
-		sh.drop(other, v)
-	}
-	sh.entries[k] = bytes.Clone(value)
-	sh.size += len(k) + len(value)
+	sh.entries.Put(string(key), bytes.Clone(value))
 }
+
+// entrySize is what an entry counts against the cache's size: its key
+// and value.
+func entrySize(k string, v []byte) int { return len(k) + len(v) }
 
 // writeBegin marks the shards of the keys b writes, then drops their
 // entries (in that order: once a shard is marked, no read adds to it),
@@ -141,11 +131,9 @@ func (c *rowCache) writeBegin(b *pebble.Batch) (marked uint32) {
 		sh.writing++
 		sh.gen++
 		for _, rg := range ranges {
-			for k, v := range sh.entries {
-				if rg[1] == nil || k >= string(rg[0]) && k < string(rg[1]) {
-					sh.drop(k, v)
-				}
-			}
+			sh.entries.DeleteFunc(func(k string, _ []byte) bool {
+				return rg[1] == nil || k >= string(rg[0]) && k < string(rg[1])
+			})
 		}
 		sh.mu.Unlock()
 	}
@@ -156,17 +144,12 @@ func (c *rowCache) writeBegin(b *pebble.Batch) (marked uint32) {
 		}
 		sh := &c.shards[c.shardOf(key)]
 		sh.mu.Lock()
-		if v, ok := sh.entries[string(key)]; ok {
-			sh.drop(string(key), v)
+		if _, ok := sh.entries.Entries[string(key)]; ok {
+			sh.entries.Delete(string(key))
 		}
 		sh.mu.Unlock()
 	}
 	return marked
-}
-
-func (sh *rowShard) drop(k string, v []byte) {
-	sh.size -= len(k) + len(v)
-	delete(sh.entries, k)
 }
 
 // writeEnd unmarks the shards writeBegin marked, once the batch is
@@ -202,7 +185,7 @@ func (s *Store) RowCacheStats() RowCacheStats {
 		sh.mu.Lock()
 		st.Hits += sh.hits
 		st.Misses += sh.misses
-		st.Bytes += sh.size
+		st.Bytes += sh.entries.Size()
 		sh.mu.Unlock()
 	}
 	return st
