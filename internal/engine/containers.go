@@ -308,13 +308,35 @@ func deleteContainerData(w storage.Writer, c *container) error {
 // The etag changes only if the ranges do, so the Go SDK's incremental
 // read ends with 304.
 func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (ranges [][]byte, etag, rid string, err error) {
+	return e.PartitionKeyRangesSince(ctx, dbID, collID, "")
+}
+
+// PartitionKeyRangesSince is PartitionKeyRanges read as an incremental
+// feed from since, the etag of an earlier read: only the live ranges
+// made after it, each of which names the ranges it replaces among its
+// parents. The service's feed of a container's ranges answers so, and
+// the Go SDK's refresh depends on it: it reads the feed from the start
+// and then from each page's etag until 304, and keeps every range it
+// was given that no other names as a parent, so a range listed on two
+// pages would be kept twice. An etag that is not one of this
+// container's reads every range.
+func (e *Engine) PartitionKeyRangesSince(ctx context.Context, dbID, collID, since string) (ranges [][]byte, etag, rid string, err error) {
 	c, err := e.container(dbID, collID)
 	if err != nil {
 		return nil, "", "", err
 	}
 	// The etag the SDKs send back to ask whether the ranges changed
-	// names the layout: a split makes a new one.
-	etag = "\"pkranges-" + c.ridStr + "-" + strconv.Itoa(c.layout.next) + "\""
+	// names the layout, by the number its next range will take: a split
+	// makes a new one, and the ranges made since are those numbered from
+	// the old one.
+	prefix := "\"pkranges-" + c.ridStr + "-"
+	etag = prefix + strconv.Itoa(c.layout.next) + "\""
+	from := 0
+	if n, ok := strings.CutPrefix(since, prefix); ok {
+		if n, err := strconv.Atoi(strings.TrimSuffix(n, "\"")); err == nil && n <= c.layout.next {
+			from = n
+		}
+	}
 	var st containerState
 	err = e.store.View(ctx, func(r storage.Reader) error {
 		st, err = readContainerState(r, c)
@@ -325,6 +347,9 @@ func (e *Engine) PartitionKeyRanges(ctx context.Context, dbID, collID string) (r
 	}
 	for i, r := range c.layout.live {
 		p := r.id
+		if p < from {
+			continue
+		}
 		rangeRID := resource.RIDString(append(c.rid[:], 2, 0, 0, 0, 0, 0, byte(p>>8), byte(p)))
 		lo, hi := r.min, r.max
 		fraction := 1 / float64(len(c.layout.live))

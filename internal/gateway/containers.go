@@ -112,15 +112,21 @@ func (g *Gateway) deleteContainer(w http.ResponseWriter, r *http.Request) error 
 }
 
 // partitionKeyRanges serves the container's ranges. The Go SDK reads them
-// as an incremental feed and stops at 304, which it gets once its
-// If-None-Match carries the current etag.
+// as an incremental feed (A-IM), from its If-None-Match, and stops at
+// 304, which it gets once that carries the current etag; the JS SDK
+// reads them whole.
 func (g *Gateway) partitionKeyRanges(w http.ResponseWriter, r *http.Request) error {
-	ranges, etag, rid, err := g.eng.PartitionKeyRanges(r.Context(), r.PathValue("db"), r.PathValue("coll"))
+	inm := r.Header.Get("If-None-Match")
+	since := ""
+	if strings.EqualFold(r.Header.Get("A-IM"), "Incremental feed") {
+		since = inm
+	}
+	ranges, etag, rid, err := g.eng.PartitionKeyRangesSince(r.Context(), r.PathValue("db"), r.PathValue("coll"), since)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("etag", etag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == etag {
+	if inm != "" && inm == etag {
 		setCharge(w, 1)
 		w.WriteHeader(http.StatusNotModified)
 		return nil

@@ -194,3 +194,81 @@ func TestSplitRefusals(t *testing.T) {
 		t.Errorf("x-ebb-partition-count on a container read: %d %s", res.status, res.body)
 	}
 }
+
+// TestPartitionKeyRangesIncremental: read as an incremental feed (A-IM,
+// as the Go SDK reads it) from an earlier etag, the container's ranges
+// are those made since, each naming what it replaces among its parents;
+// from the current etag, 304; read whole, or from an etag that is not
+// the container's, all of them. The Go SDK, whose refresh reads the feed
+// from the start and then from each page's etag, sees each range once
+// after splits in a row.
+func TestPartitionKeyRangesIncremental(t *testing.T) {
+	e := start(t)
+	db := e.database(t, "db-inc")
+	if _, err := db.CreateContainer(bench.WithPartitionCount(e.ctx, 2), pkProps("inc", "/pk"), nil); err != nil {
+		t.Fatal(err)
+	}
+	rc := newRest(t, e)
+	const path = "/dbs/db-inc/colls/inc/pkranges"
+	type pkRange struct {
+		ID      string
+		Parents []string
+	}
+	read := func(h map[string]string) (int, string, []pkRange) {
+		t.Helper()
+		res := rc.do(t, "GET", path, h, nil)
+		var list struct{ PartitionKeyRanges []pkRange }
+		if res.status == http.StatusOK && json.Unmarshal(res.body, &list) != nil {
+			t.Fatalf("pkranges: %s", res.body)
+		}
+		return res.status, res.header.Get("etag"), list.PartitionKeyRanges
+	}
+	since := func(etag string) map[string]string {
+		return map[string]string{"A-IM": "Incremental feed", "If-None-Match": etag}
+	}
+	ids := func(rs []pkRange) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.ID+"<"+strings.Join(r.Parents, ",")+">")
+		}
+		return strings.Join(s, " ")
+	}
+	split := func(id string) {
+		t.Helper()
+		res := rc.do(t, "POST", "/_ebb/containers/db-inc/inc/split", nil, []byte(`{"partitionKeyRangeId":"`+id+`"}`))
+		if res.status != http.StatusOK {
+			t.Fatalf("split %s: %d %s", id, res.status, res.body)
+		}
+	}
+	status, first, all := read(nil)
+	if status != http.StatusOK || ids(all) != "0<> 1<>" {
+		t.Fatalf("the ranges: %d %s", status, ids(all))
+	}
+	if status, _, _ := read(since(first)); status != http.StatusNotModified {
+		t.Fatalf("from the current etag: %d, want 304", status)
+	}
+	split("0")
+	status, second, got := read(since(first))
+	if status != http.StatusOK || ids(got) != "2<0> 3<0>" || second == first {
+		t.Fatalf("from the first etag after a split: %d %s (etag %s)", status, ids(got), second)
+	}
+	split("2")
+	for _, tt := range []struct {
+		h    map[string]string
+		want string
+	}{
+		{since(first), "4<0,2> 5<0,2> 3<0>"},
+		{since(second), "4<0,2> 5<0,2>"},
+		{since(`"pkranges-other-1"`), "4<0,2> 5<0,2> 3<0> 1<>"},
+		{map[string]string{"If-None-Match": first}, "4<0,2> 5<0,2> 3<0> 1<>"},
+		{nil, "4<0,2> 5<0,2> 3<0> 1<>"},
+	} {
+		if status, _, got := read(tt.h); status != http.StatusOK || ids(got) != tt.want {
+			t.Errorf("with %v: %d %s, want %s", tt.h, status, ids(got), tt.want)
+		}
+	}
+	c, _ := e.client.NewContainer("db-inc", "inc")
+	if r, err := c.ReadFeedRanges(e.ctx, nil); err != nil || len(r) != 4 {
+		t.Fatalf("the Go SDK's feed ranges: %d, %v", len(r), err)
+	}
+}
