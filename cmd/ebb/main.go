@@ -139,6 +139,7 @@ func serveFlags(cfg *server.Config, logLevel *string) *flag.FlagSet {
 	fs.DurationVar(&cfg.ScriptBudgets.Time, "script-time-budget", script.DefaultBudgets.Time, "longest a stored procedure may run: one that runs out is stopped, commits nothing and answers 408 (its operations stop being accepted at 80% of it)")
 	fs.Int64Var(&cfg.ScriptBudgets.Memory, "script-memory-budget", script.DefaultBudgets.Memory, "`bytes` the heap may grow by while a stored procedure runs before it is stopped")
 	fs.IntVar(&cfg.ScriptBudgets.Operations, "script-max-operations", script.DefaultBudgets.Operations, "document operations one stored procedure run may start; past it they are not accepted (return false)")
+	fs.Int64Var(&cfg.PartitionSplitSize, "partition-split-size", engine.DefaultSplitSize, "`bytes` of documents past which a physical partition is split in two in the background, as the service splits one past 50 GB; 0 never splits by size")
 	fs.IntVar(&cfg.RowCacheSize, "row-cache-size", pebble.DefaultRowCacheSize, "`bytes` of recently point-read items (keys and values) the embedded store keeps in memory, exact under every write; 0 turns the cache off")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve Prometheus /metrics on this `address`, without a key, instead of on the API listener (where it needs the master key); keep it on loopback or a private network")
 	fs.DurationVar(&cfg.Timeouts.ReadHeader, "read-header-timeout", server.DefaultTimeouts.ReadHeader, "longest a connection may take over the TLS handshake and a request's headers")
@@ -217,6 +218,12 @@ func run(args []string) error {
 		return fmt.Errorf("--row-cache-size must be 0 (off) or positive; got %d", cfg.RowCacheSize)
 	case cfg.RowCacheSize == 0:
 		cfg.RowCacheSize = -1 // the server's "none"; its 0 is the default
+	}
+	switch {
+	case cfg.PartitionSplitSize < 0:
+		return fmt.Errorf("--partition-split-size must be 0 (never) or positive; got %d", cfg.PartitionSplitSize)
+	case cfg.PartitionSplitSize == 0:
+		cfg.PartitionSplitSize = -1 // the server's "never"; its 0 is the default
 	}
 	if cfg.PurgeFloor <= 0 || cfg.PurgeFloor > 1 {
 		return fmt.Errorf("--ttl-purge-floor must be in (0, 1]; got %v", cfg.PurgeFloor)

@@ -21,6 +21,8 @@ func TestLimitFlagsPositive(t *testing.T) {
 		{[]string{"--write-timeout", "-1s"}, "--write-timeout must be positive"},
 		{[]string{"--idle-timeout", "0s"}, "--idle-timeout must be positive"},
 		{[]string{"--max-connections", "0"}, "--max-connections must be positive"},
+		{[]string{"--row-cache-size", "-1"}, "--row-cache-size must be 0 (off) or positive"},
+		{[]string{"--partition-split-size", "-1"}, "--partition-split-size must be 0 (never) or positive"},
 	} {
 		err := run(append([]string{"--memory"}, tt.args...))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

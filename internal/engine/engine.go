@@ -105,8 +105,13 @@ type Engine struct {
 	fg *foreground
 	// trimmer trims the change logs by their retention (package feed).
 	trimmer *feed.Trimmer
-	// indexer builds indexes after policy changes (indexbuild.go).
+	// indexer builds indexes after policy changes (indexbuild.go), and
+	// grows containers' partitions.
 	indexer *indexBuilder
+	// splitSize is the bytes of documents past which a partition is
+	// split, splitSkips the partitions that could not be (splitsize.go).
+	splitSize  int64
+	splitSkips splitSkips
 	// scripts runs stored procedures (sprocs.go).
 	scripts *script.Runner
 	// tokens signs the resource tokens permissions hand out; grants are
@@ -188,6 +193,10 @@ type Options struct {
 	// QueryClock measures query pages against QueryPageBudget; RealClock
 	// by default. Tests set one that moves by itself.
 	QueryClock clock.Clock
+	// SplitSize is the bytes of documents past which a physical
+	// partition is split in two (splitsize.go): zero means
+	// DefaultSplitSize, a negative size never.
+	SplitSize int64
 }
 
 // DefaultQueryPageBudget is the execution time of one query page, the
@@ -225,11 +234,14 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*Engine, erro
 	if opts.QueryClock == nil {
 		opts.QueryClock = opts.RealClock
 	}
+	if opts.SplitSize == 0 {
+		opts.SplitSize = DefaultSplitSize
+	}
 	e := &Engine{store: store, clock: opts.Clock, real: opts.RealClock, log: opts.Logger, metrics: opts.Metrics, onPurge: opts.OnPurge,
 		queryClock: opts.QueryClock, pageBudget: opts.QueryPageBudget, plans: query.NewCache(planCacheEntries, planCacheBytes),
 		scripts: script.NewRunner(opts.ScriptBudgets, opts.RealClock), tokens: opts.Tokens, claimsSeen: map[string]tokenClaims{},
 		vecSets: newSizedCache[vectorSetKey, *vectorSet](maxCachedFloats), textIndexes: newSizedCache[textIndexKey, *textIndex](maxCachedTextDocs)}
-	e.buckets.Floor, e.enforce = opts.PurgeFloor, opts.EnforceThroughput
+	e.buckets.Floor, e.enforce, e.splitSize = opts.PurgeFloor, opts.EnforceThroughput, opts.SplitSize
 	cat, err := loadCatalog(ctx, store)
 	if err != nil {
 		return nil, err

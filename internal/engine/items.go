@@ -517,10 +517,22 @@ func (e *Engine) updateItemsAt(ctx context.Context, c *container, p int, at time
 	if err != nil {
 		return err
 	}
+	e.committed(c, p, t)
+	return nil
+}
+
+// committed tells the background work what item transaction t, of
+// c's partition p, committed: the purger each item version it wrote,
+// which may bring its container's deadline forward, and the partition
+// grower that it left p's documents past the split size, unless p was
+// found unsplittable (splitsize.go).
+func (e *Engine) committed(c *container, p int, t *itemTx) {
 	for _, h := range t.wrote {
 		e.noteWrite(c, h)
 	}
-	return nil
+	if e.splitSize > 0 && t.st.bytes > e.splitSize && !t.st.counting && !e.splitSkips.skip(partitionRef{c.rid, p}, t.st.bytes) {
+		e.indexer.kick()
+	}
 }
 
 // updateItemsIn runs fn in one storage transaction that holds the locks
@@ -571,11 +583,9 @@ func (e *Engine) updateItemsIn(ctx context.Context, c *container, at time.Time, 
 	if err != nil {
 		return err
 	}
-	for _, t := range txs {
+	for p, t := range txs {
 		if t != nil {
-			for _, h := range t.wrote {
-				e.noteWrite(c, h)
-			}
+			e.committed(c, p, t)
 		}
 	}
 	return nil

@@ -130,9 +130,10 @@ func (l *partitionLayout) every() []int {
 func (l *partitionLayout) even() bool { return len(l.gone) == 0 }
 
 // split returns the layout with live partition id split in two at the
-// middle of its range, its children numbered l.next and l.next+1 and
-// continuing its log after final, its last LSN count.
-func (l *partitionLayout) split(id int, final uint64) (*partitionLayout, error) {
+// EPK at (32 hex digits), or at the middle of its range when at is "",
+// its children numbered l.next and l.next+1 and continuing its log after
+// final, its last LSN count.
+func (l *partitionLayout) split(id int, final uint64, at string) (*partitionLayout, error) {
 	r, live := l.byID(id)
 	if !live {
 		return nil, fmt.Errorf("engine: partition %d is not live", id)
@@ -147,8 +148,14 @@ func (l *partitionLayout) split(id int, final uint64) (*partitionLayout, error) 
 	}
 	mid := new(big.Int).Add(lo, hi)
 	mid.Rsh(mid, 1)
+	if at != "" {
+		var ok bool
+		if mid, ok = boundValue(at); !ok || len(at) != 32 || mid.Cmp(hi) >= 0 {
+			return nil, fmt.Errorf("engine: %q is not an EPK within partition %d's range", at, id)
+		}
+	}
 	if mid.Cmp(lo) <= 0 {
-		return nil, fmt.Errorf("engine: partition %d's range is too small to split", id)
+		return nil, fmt.Errorf("engine: partition %d's range is too small to split there", id)
 	}
 	midEPK := fmt.Sprintf("%032X", mid)
 	anc := append(append([]ancestor(nil), r.ancestors...), ancestor{id: id, final: final})

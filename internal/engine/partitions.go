@@ -31,8 +31,9 @@ import (
 // [0, 2^126), so the boundaries are multiples of 2^126/n written as 32
 // hex digits. Items of version 1 keys, whose EPKs are not spread that
 // way, stay in one partition. Partitions split when the container's
-// throughput is raised past what they serve (growPartitions), or on an
-// administrative call (split.go); never because they grow.
+// throughput is raised past what they serve, or when one's documents
+// grow past the split size (growPartitions, splitsize.go), or on an
+// administrative call (split.go).
 
 // partitionCountHeader names x-ebb-partition-count in messages.
 const partitionCountHeader = "x-ebb-partition-count"

@@ -74,15 +74,30 @@ func retrySplit[T any](ctx context.Context, e *Engine, op func() (T, error)) (T,
 	}
 }
 
-// growPartitions splits c's widest partition when c's own throughput
-// asks for more partitions than it has, as the service splits a
-// container's partitions in the background when its throughput is
-// raised past what they serve (partitionsFor). It reports whether it
-// split one; the caller runs it again until it does not. A container on
-// its database's throughput, or created with x-ebb-partition-count
-// (pinned), is left as it is.
+// growPartitions splits one of c's partitions when c needs more: when
+// its own throughput asks for more partitions than it has
+// (splitForThroughput), or when a partition stores more than the split
+// size (splitForSize). It reports whether it split one; the caller runs
+// it again until it does not. Containers whose key has version 1 have
+// one partition.
 func (e *Engine) growPartitions(ctx context.Context, c *container) (bool, error) {
-	if c.offerID == "" || c.pk.HashV1() || c.layout.pinned {
+	if c.pk.HashV1() {
+		return false, nil
+	}
+	if split, err := e.splitForThroughput(ctx, c); split || err != nil {
+		return split, err
+	}
+	return e.splitForSize(ctx, c)
+}
+
+// splitForThroughput splits c's widest partition when c's own
+// throughput asks for more partitions than it has, as the service splits
+// a container's partitions in the background when its throughput is
+// raised past what they serve (partitionsFor). A container on its
+// database's throughput, or created with x-ebb-partition-count (pinned),
+// is left as it is.
+func (e *Engine) splitForThroughput(ctx context.Context, c *container) (bool, error) {
+	if c.offerID == "" || c.layout.pinned {
 		return false, nil
 	}
 	o := e.catalogSnapshot().offerFor(c)
@@ -97,7 +112,7 @@ func (e *Engine) growPartitions(ctx context.Context, c *container) (bool, error)
 			widest, width = r.id, w
 		}
 	}
-	res, err := e.SplitPartition(ctx, c.dbID, c.id, strconv.Itoa(widest))
+	res, err := e.splitPartition(ctx, c.dbID, c.id, strconv.Itoa(widest), "")
 	if IsKind(err, KindGone) {
 		return false, nil // another node split it first: the next pass looks again
 	}
@@ -115,8 +130,15 @@ type SplitResult struct {
 }
 
 // SplitPartition splits the live partition key range rangeID of a
-// container in two (see the comment at the top of this file).
+// container in two at the middle of its range (see the comment at the
+// top of this file).
 func (e *Engine) SplitPartition(ctx context.Context, dbID, collID, rangeID string) (SplitResult, error) {
+	return e.splitPartition(ctx, dbID, collID, rangeID, "")
+}
+
+// splitPartition is SplitPartition at the EPK at, or at the middle of
+// the range when at is "".
+func (e *Engine) splitPartition(ctx context.Context, dbID, collID, rangeID, at string) (SplitResult, error) {
 	e.catMu.Lock()
 	defer e.catMu.Unlock()
 	cat := e.catalogSnapshot()
@@ -150,7 +172,7 @@ func (e *Engine) SplitPartition(ctx context.Context, dbID, collID, rangeID strin
 		case !errors.Is(err, storage.ErrNotFound):
 			return err
 		}
-		if layout, err = current.split(p, keyspace.LSNCount(st.lsn)); err != nil {
+		if layout, err = current.split(p, keyspace.LSNCount(st.lsn), at); err != nil {
 			return dberr.BadRequest("%v", err)
 		}
 		for _, q := range []int{current.next, current.next + 1} {

@@ -194,9 +194,7 @@ func (e *Engine) scriptTxOnce(ctx context.Context, c *container, pk document.Par
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, h := range t.wrote {
-		e.noteWrite(c, h)
-	}
+	e.committed(c, part, t)
 	return t, coll, nil
 }
 

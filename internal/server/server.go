@@ -90,6 +90,10 @@ type Config struct {
 	// ScriptBudgets bound one run of a stored procedure (zero fields:
 	// script.DefaultBudgets), in real time.
 	ScriptBudgets script.Budgets
+	// PartitionSplitSize is the bytes of documents past which a physical
+	// partition is split in two: zero means engine.DefaultSplitSize, a
+	// negative size never.
+	PartitionSplitSize int64
 	// AccessLog logs every request at info.
 	AccessLog bool
 	// MetricsListen serves /metrics on another address, without a key,
@@ -313,7 +317,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		PurgeFloor: cfg.PurgeFloor, ClockGrace: cfg.ClockGrace, ClockControl: cfg.ClockControl, OnPurge: cfg.OnPurge,
 		Shared: shared, NodeID: cfg.NodeID, LeaseTime: cfg.LeaseTime,
 		QueryPageBudget: cfg.QueryPageBudget, QueryClock: cfg.QueryClock, ScriptBudgets: cfg.ScriptBudgets,
-		Tokens: verifier,
+		Tokens: verifier, SplitSize: cfg.PartitionSplitSize,
 	})
 	if err != nil {
 		s.store.Close()

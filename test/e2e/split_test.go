@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -16,6 +18,7 @@ import (
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/bench"
 	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/server"
 )
 
 // TestSplitUnderLoad splits a partition key range while Go SDK clients
@@ -27,10 +30,48 @@ import (
 // new ranges.
 func TestSplitUnderLoad(t *testing.T) {
 	e := start(t)
+	splitUnderLoad(t, e, splitLoad{partitions: 2, split: func(t *testing.T) {
+		res := newRest(t, e).do(t, "POST", "/_ebb/containers/db-split/split/split", nil, []byte(`{"partitionKeyRangeId":"0"}`))
+		if res.status != http.StatusOK {
+			t.Fatalf("split: %d %s", res.status, res.body)
+		}
+	}, ranges: 3})
+}
+
+// TestSizeSplitUnderLoad is TestSplitUnderLoad with the split the
+// server makes on its own: the container starts with one range, and its
+// documents grow past --partition-split-size (48 KB here, 50 GB by
+// default) as the writers write, so it is split, and its children in
+// turn, while they go on.
+func TestSizeSplitUnderLoad(t *testing.T) {
+	e := startWith(t, server.Config{Memory: true, PartitionSplitSize: 48 << 10})
+	splitUnderLoad(t, e, splitLoad{partitions: 1, pad: 1500, split: func(t *testing.T) {
+		c, _ := e.client.NewContainer("db-split", "split")
+		wall := clock.NewSystem()
+		for began := wall.Elapsed(); wall.Elapsed()-began < 10*time.Second; {
+			if r, err := c.ReadFeedRanges(e.ctx, nil); err == nil && len(r) >= 3 {
+				return
+			}
+			runtime.Gosched()
+		}
+		t.Fatal("the container's ranges were not split by size within 10 s")
+	}, ranges: 3})
+}
+
+// splitLoad is a run of splitUnderLoad.
+type splitLoad struct {
+	partitions int                // the container's, to begin with
+	pad        int                // bytes of padding in each item
+	split      func(t *testing.T) // splits a range, or waits until one is
+	ranges     int                // the least number of ranges after
+}
+
+func splitUnderLoad(t *testing.T, e *env, run splitLoad) {
 	db := e.database(t, "db-split")
-	if _, err := db.CreateContainer(bench.WithPartitionCount(e.ctx, 2), pkProps("split", "/pk"), nil); err != nil {
+	if _, err := db.CreateContainer(bench.WithPartitionCount(e.ctx, run.partitions), pkProps("split", "/pk"), nil); err != nil {
 		t.Fatal(err)
 	}
+	pad := strings.Repeat("x", run.pad)
 	// The clients count the 410s the SDK meets (and handles) below it.
 	var gone atomic.Int64
 	cred, _ := azcosmos.NewKeyCredential(auth.EmulatorKey)
@@ -42,7 +83,7 @@ func TestSplitUnderLoad(t *testing.T) {
 	}
 	c, _ := client.NewContainer("db-split", "split")
 	ranges, err := c.ReadFeedRanges(e.ctx, nil)
-	if err != nil || len(ranges) != 2 {
+	if err != nil || len(ranges) != run.partitions {
 		t.Fatalf("feed ranges: %d, %v", len(ranges), err)
 	}
 
@@ -57,26 +98,6 @@ func TestSplitUnderLoad(t *testing.T) {
 	)
 	// Writers stop with the test, however it ends.
 	t.Cleanup(func() { stop.Store(true); wg.Wait() })
-	for w := range writers {
-		wg.Go(func() {
-			for n := 1; !stop.Load(); n++ {
-				for i := range perWriter {
-					id := fmt.Sprintf("w%d-%d", w, i)
-					body := fmt.Appendf(nil, `{"id":%q,"pk":%q,"n":%d}`, id, id, n)
-					if _, err := c.UpsertItem(e.ctx, azcosmos.NewPartitionKeyString(id), body, nil); err != nil {
-						t.Errorf("upsert %s: %v", id, err)
-						stop.Store(true)
-						return
-					}
-					mu.Lock()
-					acked[id] = n
-					mu.Unlock()
-					writes.Add(1)
-				}
-			}
-		})
-	}
-
 	// A reader of the change feed by feed range, from the beginning and
 	// then from its continuation token, keeping each item's latest n.
 	seen := map[string]int{}
@@ -117,17 +138,37 @@ func TestSplitUnderLoad(t *testing.T) {
 			}
 		}
 	}
+	// The reader has read every range once before the first write, so
+	// it holds a continuation of the range that is split.
+	readFeed()
+	for w := range writers {
+		wg.Go(func() {
+			for n := 1; !stop.Load(); n++ {
+				for i := range perWriter {
+					id := fmt.Sprintf("w%d-%d", w, i)
+					body := fmt.Appendf(nil, `{"id":%q,"pk":%q,"n":%d,"pad":%q}`, id, id, n, pad)
+					if _, err := c.UpsertItem(e.ctx, azcosmos.NewPartitionKeyString(id), body, nil); err != nil {
+						t.Errorf("upsert %s: %v", id, err)
+						stop.Store(true)
+						return
+					}
+					mu.Lock()
+					acked[id] = n
+					mu.Unlock()
+					writes.Add(1)
+				}
+			}
+		})
+	}
+
 	for writes.Load() < 300 && !stop.Load() {
 		readFeed()
 	}
 
-	// Split range 0 while the writers go on.
+	// Split while the writers go on.
 	wall := clock.NewSystem()
 	began := wall.Elapsed()
-	res := newRest(t, e).do(t, "POST", "/_ebb/containers/db-split/split/split", nil, []byte(`{"partitionKeyRangeId":"0"}`))
-	if res.status != http.StatusOK {
-		t.Fatalf("split: %d %s", res.status, res.body)
-	}
+	run.split(t)
 	took := wall.Elapsed() - began
 	at := writes.Load()
 	for writes.Load() < at+300 && !stop.Load() {
@@ -137,8 +178,9 @@ func TestSplitUnderLoad(t *testing.T) {
 	wg.Wait()
 	readFeed()
 
-	if got, _ := c.ReadFeedRanges(e.ctx, nil); len(got) != 3 {
-		t.Errorf("%d feed ranges after the split, want 3", len(got))
+	after, _ := c.ReadFeedRanges(e.ctx, nil)
+	if len(after) < run.ranges {
+		t.Errorf("%d feed ranges after the split, want at least %d", len(after), run.ranges)
 	}
 	for id, n := range acked {
 		if seen[id] != n {
@@ -156,7 +198,7 @@ func TestSplitUnderLoad(t *testing.T) {
 	if gone.Load() == 0 {
 		t.Error("the SDK never met the split (no 410): the test did not test it")
 	}
-	t.Logf("split under load in %v: %d writes by 4 writers, none failed; the SDK met %d 410s and carried on; 0 of %d items' last versions missing from the change feed, none delivered twice", took, writes.Load(), gone.Load(), len(acked))
+	t.Logf("split under load (the split, or the wait for it, took %v; ranges %d to %d): %d writes by 4 writers, none failed; the SDK met %d 410s and carried on; 0 of %d items' last versions missing from the change feed, none delivered twice", took, run.partitions, len(after), writes.Load(), gone.Load(), len(acked))
 }
 
 // statusCounter counts the responses of one status.

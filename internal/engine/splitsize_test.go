@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// TestSizeSplits: a partition whose documents grow past the split size
+// is split in the background at the EPK that halves its bytes, and a
+// child still past it is split again, until every partition holds less:
+// the halves are about even, and every item is still read once, in
+// exactly one range.
+func TestSizeSplits(t *testing.T) {
+	const splitSize = 32 << 10
+	e, _ := openEngine(t, memStore(t), Options{SplitSize: splitSize})
+	ctx := context.Background()
+	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{})
+	pad := strings.Repeat("x", 900)
+	const items = 200 // about 190 KB
+	for i := range items {
+		ref := ItemRef{DB: "db", Coll: "c", PK: fmt.Sprintf(`["k%d"]`, i), HasPK: true}
+		if _, err := e.WriteItem(ctx, ref, Create, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d","pad":%q}`, i, i, pad), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sts []collState
+	waitUntil(t, "every partition counted and within the split size", func() bool {
+		sts = partitionStates(t, e, "c")
+		for _, st := range sts {
+			if st.counting || st.bytes > splitSize {
+				return false
+			}
+		}
+		return true
+	})
+	if len(sts) < 6 {
+		t.Fatalf("%d partitions hold 190 KB under a split size of 32 KB", len(sts))
+	}
+	for i, st := range sts {
+		// Each is half of a partition past the split size, within an
+		// item.
+		if st.bytes < splitSize/2-1024 {
+			t.Errorf("partition %d holds %d bytes: the split that made it was not even", i, st.bytes)
+		}
+	}
+	var all []string
+	for _, p := range rangeIDs(t, e, "c") {
+		all = append(all, rowIDs(t, queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "c"}, Body: queryBody("SELECT c.id FROM c"), RangeID: p}))...)
+	}
+	if len(all) != items || len(slices.Compact(slices.Sorted(slices.Values(all)))) != items {
+		t.Fatalf("the ranges hold %d items, want each of %d once", len(all), items)
+	}
+	waitCounted(t, e, "the children counted", items)
+}
+
+// TestSizeSplitOneKey: as on the service, a partition past the split
+// size whose items all have one partition key is not split, and the
+// grower leaves it until it has grown by a quarter; one whose bytes are
+// mostly one key's is split once, that key's items on one side.
+func TestSizeSplitOneKey(t *testing.T) {
+	const splitSize = 16 << 10
+	e, _ := openEngine(t, memStore(t), Options{SplitSize: splitSize})
+	ctx := context.Background()
+	pad := strings.Repeat("x", 900)
+	write := func(coll, pk string, n int) {
+		t.Helper()
+		for i := range n {
+			ref := ItemRef{DB: "db", Coll: coll, PK: fmt.Sprintf(`[%q]`, pk), HasPK: true}
+			body := fmt.Appendf(nil, `{"id":"%s-%d","pk":%q,"pad":%q}`, pk, i, pk, pad)
+			if _, err := e.WriteItem(ctx, ref, Upsert, body, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mustCreateWith(t, e, "db", `{"id":"one","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{})
+	write("one", "same", 40)
+	c := mustContainer(t, e, "one")
+	if split, err := e.growPartitions(ctx, c); err != nil || split {
+		t.Fatalf("the grower split a partition of one key (%v)", err)
+	}
+	size := partitionStates(t, e, "one")[0].bytes
+	ref := partitionRef{c.rid, c.layout.live[0].id}
+	if !e.splitSkips.skip(ref, size) || !e.splitSkips.skip(ref, size+size/4-1) || e.splitSkips.skip(ref, size+size/4) {
+		t.Errorf("a partition of one key of %d bytes: skipped until a quarter more", size)
+	}
+	if n := len(rangeIDs(t, e, "one")); n != 1 {
+		t.Fatalf("%d ranges, want 1", n)
+	}
+
+	mustCreateWith(t, e, "db", `{"id":"two","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{})
+	write("two", "big", 40)
+	write("two", "small", 1)
+	waitUntil(t, "two's partition split", func() bool { return len(rangeIDs(t, e, "two")) == 2 })
+	c = mustContainer(t, e, "two")
+	waitUntil(t, "its children counted", func() bool {
+		sts := partitionStates(t, e, "two")
+		return !sts[0].counting && !sts[1].counting
+	})
+	if split, err := e.growPartitions(ctx, c); err != nil || split {
+		t.Fatalf("the grower split a child of one key (%v)", err)
+	}
+	for _, p := range rangeIDs(t, e, "two") {
+		rows := rowIDs(t, queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "two"}, Body: queryBody("SELECT c.id FROM c"), RangeID: p}))
+		if len(rows) != 1 && len(rows) != 40 {
+			t.Errorf("range %s holds %d items, want one key's: 1 or 40", p, len(rows))
+		}
+	}
+}
+
+// TestHalvingEPK: the boundary that halves a sample's bytes, between two
+// of its EPKs; past the sample's one EPK when the partition has others.
+func TestHalvingEPK(t *testing.T) {
+	s := func(epk string, size int) epkSample { return epkSample{epk, size} }
+	for _, tt := range []struct {
+		samples []epkSample
+		lo, hi  string
+		want    string
+	}{
+		{[]epkSample{s("30", 1), s("10", 1), s("20", 1), s("40", 1)}, "10", "40", "30"},
+		{[]epkSample{s("10", 5), s("20", 1), s("30", 1), s("40", 1)}, "10", "40", "20"},
+		{[]epkSample{s("10", 1), s("20", 1), s("20", 1), s("20", 1), s("30", 1)}, "10", "30", "20"},
+		{[]epkSample{s("20", 1), s("20", 1)}, "10", "20", "20"},
+		{[]epkSample{s("20", 1), s("20", 1)}, "20", "30", "30"},
+		{[]epkSample{s("20", 1), s("20", 1)}, "20", "20", ""},
+	} {
+		if got := halvingEPK(slices.Clone(tt.samples), tt.lo, tt.hi); got != tt.want {
+			t.Errorf("halvingEPK(%v, %s, %s) = %q, want %q", tt.samples, tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
+
+// partitionStates reads the write states of coll's live partitions.
+func partitionStates(t *testing.T, e *Engine, coll string) []collState {
+	t.Helper()
+	c := mustContainer(t, e, coll)
+	var sts []collState
+	err := e.store.View(context.Background(), func(r storage.Reader) (err error) {
+		sts, err = readPartitionStates(r, c)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sts
+}
