@@ -56,6 +56,21 @@ func TestSizeSplits(t *testing.T) {
 		t.Fatalf("the ranges hold %d items, want each of %d once", len(all), items)
 	}
 	waitCounted(t, e, "the children counted", items)
+
+	ps, size, err := e.Partitions(ctx, "db", "c")
+	if err != nil || size != splitSize || len(ps) != len(sts) {
+		t.Fatalf("Partitions: %d of them, split size %d, %v", len(ps), size, err)
+	}
+	sum := int64(0)
+	for i, p := range ps {
+		sum += p.Items
+		if !p.Counted || p.Bytes != sts[i].bytes || len(p.Parents) == 0 || p.Parents[0] != "0" || (i > 0 && p.MinInclusive != ps[i-1].MaxExclusive) {
+			t.Errorf("partition %d: %+v", i, p)
+		}
+	}
+	if sum != items || ps[0].MinInclusive != "" || ps[len(ps)-1].MaxExclusive != "FF" {
+		t.Errorf("Partitions: %d items in all, ranges from %q to %q", sum, ps[0].MinInclusive, ps[len(ps)-1].MaxExclusive)
+	}
 }
 
 // TestSizeSplitOneKey: as on the service, a partition past the split
@@ -83,18 +98,25 @@ func TestSizeSplitOneKey(t *testing.T) {
 	if split, err := e.growPartitions(ctx, c); err != nil || split {
 		t.Fatalf("the grower split a partition of one key (%v)", err)
 	}
-	size := partitionStates(t, e, "one")[0].bytes
+	// The size it was found unsplittable at (the background pass may
+	// have looked last).
 	ref := partitionRef{c.rid, c.layout.live[0].id}
-	if !e.splitSkips.skip(ref, size) || !e.splitSkips.skip(ref, size+size/4-1) || e.splitSkips.skip(ref, size+size/4) {
-		t.Errorf("a partition of one key of %d bytes: skipped until a quarter more", size)
+	e.splitSkips.mu.Lock()
+	at := e.splitSkips.size[ref]
+	e.splitSkips.mu.Unlock()
+	if size := partitionStates(t, e, "one")[0].bytes; at <= splitSize || at > size {
+		t.Errorf("a partition of one key of %d bytes was last found unsplittable at %d", size, at)
+	}
+	if !e.splitSkips.skip(ref, at) || !e.splitSkips.skip(ref, at+at/4-1) || e.splitSkips.skip(ref, at+at/4) {
+		t.Errorf("a partition of one key found unsplittable at %d bytes: skipped until a quarter more", at)
 	}
 	if n := len(rangeIDs(t, e, "one")); n != 1 {
 		t.Fatalf("%d ranges, want 1", n)
 	}
 
 	mustCreateWith(t, e, "db", `{"id":"two","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{})
-	write("two", "big", 40)
 	write("two", "small", 1)
+	write("two", "big", 40)
 	waitUntil(t, "two's partition split", func() bool { return len(rangeIDs(t, e, "two")) == 2 })
 	c = mustContainer(t, e, "two")
 	waitUntil(t, "its children counted", func() bool {

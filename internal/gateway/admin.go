@@ -97,6 +97,38 @@ func (g *Gateway) partitionDeletes(w http.ResponseWriter, r *http.Request) error
 	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
 }
 
+// partitions serves GET /_ebb/containers/{db}/{coll}/partitions: the
+// container's physical partitions, each with its range, its items and
+// their bytes, and the size past which one is split.
+func (g *Gateway) partitions(w http.ResponseWriter, r *http.Request) error {
+	ps, splitSize, err := g.eng.Partitions(r.Context(), r.PathValue("db"), r.PathValue("coll"))
+	if err != nil {
+		return err
+	}
+	type entry struct {
+		ID           string   `json:"partitionKeyRangeId"`
+		MinInclusive string   `json:"minInclusive"`
+		MaxExclusive string   `json:"maxExclusive"`
+		Parents      []string `json:"parents"`
+		Items        int64    `json:"items"`
+		Bytes        int64    `json:"documentBytes"`
+		Counted      bool     `json:"counted"`
+		LSN          uint64   `json:"lsn"`
+	}
+	out := struct {
+		SplitSize  int64   `json:"splitSize"`
+		Partitions []entry `json:"partitions"`
+	}{SplitSize: splitSize, Partitions: make([]entry, 0, len(ps))}
+	for _, p := range ps {
+		out.Partitions = append(out.Partitions, entry{p.ID, p.MinInclusive, p.MaxExclusive, p.Parents, p.Items, p.Bytes, p.Counted, p.LSN})
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
+}
+
 // splitPartition serves POST /_ebb/containers/{db}/{coll}/split: it
 // splits the partition key range the body names,
 // {"partitionKeyRangeId": "0"}, in two while clients read and write

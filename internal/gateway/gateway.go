@@ -158,6 +158,7 @@ func (g *Gateway) routes() []route {
 		{"GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus, accessAdmin},
 		{"POST /_ebb/containers/{db}/{coll}/import", g.importItems, accessAdmin},
 		{"GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes, accessAdmin},
+		{"GET /_ebb/containers/{db}/{coll}/partitions", g.partitions, accessAdmin},
 		{"POST /_ebb/containers/{db}/{coll}/split", g.splitPartition, accessAdmin},
 		{"GET /_explorer/emulator.pem", g.certificate, accessOpen},
 	}

@@ -39,15 +39,16 @@ func TestMain(m *testing.M) {
 	ebbproc.Main(m, &ebbBinary)
 }
 
-// startNodes starts n ebb processes on one fresh schema, named a, b, c…
-func startNodes(t *testing.T, n int) []*ebbproc.Process {
+// startNodes starts n ebb processes on one fresh schema, named a, b, c…,
+// each with the flags flags as well.
+func startNodes(t *testing.T, n int, flags ...string) []*ebbproc.Process {
 	t.Helper()
 	store := pgtest.FreshSchema(t)
 	var nodes []*ebbproc.Process
 	for i := 0; i < n; i++ {
 		name := string(rune('a' + i))
-		nodes = append(nodes, ebbproc.Start(t, ebbBinary, name,
-			"--store", store, "--clock-control", "--node-id", name, "--ttl-lease", "1s"))
+		args := append([]string{"--store", store, "--clock-control", "--node-id", name, "--ttl-lease", "1s"}, flags...)
+		nodes = append(nodes, ebbproc.Start(t, ebbBinary, name, args...))
 	}
 	return nodes
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,4 +107,90 @@ func TestPartitionsAcrossNodes(t *testing.T) {
 			t.Errorf("item %d: n = %d after %d acknowledged increments", i, doc.N, wins[i])
 		}
 	}
+}
+
+// TestSizeSplitAcrossNodes: three nodes write into a container of one
+// range until it holds far more than --partition-split-size; its
+// partitions are split while they write, whichever node splits them,
+// every write succeeds, every node lists the same ranges, and every item
+// is read back through each node.
+func TestSizeSplitAcrossNodes(t *testing.T) {
+	const splitSize = 32 << 10
+	nodes := startNodes(t, 3, "--partition-split-size", fmt.Sprint(splitSize))
+	a := nodes[0]
+	ctx := context.Background()
+	if st, _ := a.REST(t, "POST", "/dbs", nil, `{"id":"db"}`, nil); st != 201 {
+		t.Fatalf("create database: %d", st)
+	}
+	body := `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`
+	if st, _ := a.REST(t, "POST", "/dbs/db/colls", nil, body, nil); st != 201 {
+		t.Fatalf("create container: %d", st)
+	}
+	pad := strings.Repeat("x", 1000)
+	const perWorker = 30 // 180 items of about 1 KB
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	var ids []azcosmos.ItemIdentity
+	for n, nd := range nodes {
+		for w := range 2 {
+			for i := range perWorker {
+				k := fmt.Sprintf("%s%d-%d", nd.Name, w, i)
+				ids = append(ids, azcosmos.ItemIdentity{ID: k, PartitionKey: azcosmos.NewPartitionKeyString(k)})
+			}
+			wg.Go(func() {
+				c, _ := nd.Client.NewContainer("db", "c")
+				for i := range perWorker {
+					k := fmt.Sprintf("%s%d-%d", nd.Name, w, i)
+					doc := fmt.Sprintf(`{"id":%q,"pk":%q,"node":%d,"pad":%q}`, k, k, n, pad)
+					if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(k), []byte(doc), nil); err != nil {
+						errs <- fmt.Errorf("create %s on node %s: %w", k, nd.Name, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// The bytes of 180 items of 1 KB under a split size of 32 KB: at
+	// least six partitions, each counted and within the size.
+	var want int
+	ebbproc.WaitFor(t, "every partition counted and within the split size", func() bool {
+		var out struct {
+			SplitSize  int64
+			Partitions []struct {
+				DocumentBytes int64
+				Items         int
+				Counted       bool
+			}
+		}
+		if st, _ := a.REST(t, "GET", "/_ebb/containers/db/c/partitions", nil, "", &out); st != 200 || out.SplitSize != splitSize {
+			t.Fatalf("partitions: %d, split size %d", st, out.SplitSize)
+		}
+		items := 0
+		for _, p := range out.Partitions {
+			if !p.Counted || p.DocumentBytes > splitSize {
+				return false
+			}
+			items += p.Items
+		}
+		want = len(out.Partitions)
+		return want >= 6 && items == len(ids)
+	})
+	for _, nd := range nodes {
+		ebbproc.WaitFor(t, "node "+nd.Name+" to list the ranges", func() bool {
+			var list struct{ PartitionKeyRanges []json.RawMessage }
+			st, _ := nd.REST(t, "GET", "/dbs/db/colls/c/pkranges", nil, "", &list)
+			return st == 200 && len(list.PartitionKeyRanges) == want
+		})
+		c, _ := nd.Client.NewContainer("db", "c")
+		many, err := c.ReadManyItems(ctx, ids, nil)
+		if err != nil || len(many.Items) != len(ids) {
+			t.Fatalf("ReadMany through node %s: %d of %d items, %v", nd.Name, len(many.Items), len(ids), err)
+		}
+	}
+	t.Logf("%d items written through three nodes, split into %d ranges", len(ids), want)
 }

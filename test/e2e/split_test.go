@@ -56,6 +56,37 @@ func TestSizeSplitUnderLoad(t *testing.T) {
 		}
 		t.Fatal("the container's ranges were not split by size within 10 s")
 	}, ranges: 3})
+
+	// In the end every partition is counted and holds less than the
+	// split size, as Ebb's partitions call reports them.
+	rc := newRest(t, e)
+	wall := clock.NewSystem()
+	for began := wall.Elapsed(); ; runtime.Gosched() {
+		res := rc.do(t, "GET", "/_ebb/containers/db-split/split/partitions", nil, nil)
+		var out struct {
+			SplitSize  int64
+			Partitions []struct {
+				PartitionKeyRangeID string
+				DocumentBytes       int64
+				Items               int
+				Counted             bool
+			}
+		}
+		if res.status != http.StatusOK || json.Unmarshal(res.body, &out) != nil || out.SplitSize != 48<<10 {
+			t.Fatalf("partitions: %d %s", res.status, res.body)
+		}
+		items, done := 0, true
+		for _, p := range out.Partitions {
+			items += p.Items
+			done = done && p.Counted && p.DocumentBytes <= out.SplitSize
+		}
+		if done && items == 100 {
+			break
+		}
+		if wall.Elapsed()-began > 10*time.Second {
+			t.Fatalf("the partitions were not all counted and within the split size after 10 s: %s", res.body)
+		}
+	}
 }
 
 // splitLoad is a run of splitUnderLoad.
