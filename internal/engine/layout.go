@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -22,6 +24,8 @@ type partitionLayout struct {
 	// its throughput never splits it (growPartitions), so it keeps the
 	// partitions it asked for until an administrative split.
 	pinned bool
+	// byHead says every live range's maxHead is its max (findHead).
+	byHead bool
 }
 
 // pkRange is one partition's range of EPKs, [min, max) ("" and "FF" at
@@ -37,6 +41,9 @@ type pkRange struct {
 	// lock is the partition's lock (container.setLayout), live ranges
 	// only.
 	lock [][]byte
+	// maxHead is max as an EPK head (document.PKDef.EPKHeadOfKey): its
+	// 16 bytes, or 0xFF for "FF" (container.setLayout, live ranges).
+	maxHead [16]byte
 }
 
 type ancestor struct {
@@ -89,6 +96,31 @@ func (l *partitionLayout) find(epk string) *pkRange {
 		return l.live[i].max == "FF" || epk < l.live[i].max
 	})
 	return &l.live[min(i, len(l.live)-1)]
+}
+
+// findHead is find for an EPK given by its head (see
+// document.PKDef.EPKHeadOfKey), when l.byHead: a range's bounds are
+// whole heads, so an EPK is below max exactly when its head is.
+func (l *partitionLayout) findHead(head [16]byte) *pkRange {
+	i := sort.Search(len(l.live), func(i int) bool {
+		return bytes.Compare(head[:], l.live[i].maxHead[:]) < 0
+	})
+	return &l.live[min(i, len(l.live)-1)]
+}
+
+// boundHead reads a range's upper bound as an EPK head: 32 hex digits,
+// or "FF", the end of the space, above every head (whose top two bits
+// are clear).
+func boundHead(max string) (head [16]byte, ok bool) {
+	if max == "FF" {
+		head[0] = 0xFF
+		return head, true
+	}
+	if len(max) != 2*len(head) {
+		return head, false
+	}
+	_, err := hex.Decode(head[:], []byte(max))
+	return head, err == nil
 }
 
 // byID returns partition id's range, live or split, and whether it is

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -65,11 +67,30 @@ func checkTiles(t *testing.T, l *partitionLayout) {
 	if prev != "FF" {
 		t.Fatalf("the last range ends at %q", prev)
 	}
+	// The layout as a container keeps it, with its bounds as heads too.
+	var c container
+	c.setLayout(l)
+	if !l.byHead {
+		t.Fatalf("bounds that are not heads: %+v", l.live)
+	}
+	epks := []string{"00000000000000000000000000000000", "3FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"}
+	for _, r := range l.live[1:] {
+		epks = append(epks, r.min) // a bound, and the EPK just below it
+		v, _ := boundValue(r.min)
+		epks = append(epks, fmt.Sprintf("%032X", v.Sub(v, big.NewInt(1))))
+	}
 	for range 8 {
-		epk := boundText(rand.Uint64()>>2, rand.Uint64())
+		epks = append(epks, boundText(rand.Uint64()>>2, rand.Uint64()))
+	}
+	for _, epk := range epks {
 		r := l.find(epk)
 		if epk < r.min || (r.max != "FF" && epk >= r.max) {
 			t.Fatalf("find(%s) = [%s, %s)", epk, r.min, r.max)
+		}
+		var head [16]byte
+		hex.Decode(head[:], []byte(epk))
+		if h := l.findHead(head); h.id != r.id {
+			t.Fatalf("findHead(%s) = %d, find = %d", epk, h.id, r.id)
 		}
 	}
 }

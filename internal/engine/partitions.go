@@ -78,11 +78,16 @@ func parsePartitionCount(h string, tp *Throughput, def document.PKDef) (int, err
 func (c *container) setPartitions(n int) { c.setLayout(evenLayout(n)) }
 
 // setLayout makes l c's layout, with each live partition's lock key
-// made once, for the writes that take it.
+// made once, for the writes that take it, and its upper bound as an EPK
+// head, for placing keys (partitionOfKey).
 func (c *container) setLayout(l *partitionLayout) {
+	l.byHead = true
 	for i := range l.live {
 		// Clipped: an append to a shared key must copy it.
 		l.live[i].lock = [][]byte{slices.Clip(keyspace.PartitionStateKey(c.rid, l.live[i].id))}
+		var ok bool
+		l.live[i].maxHead, ok = boundHead(l.live[i].max)
+		l.byHead = l.byHead && ok
 	}
 	c.layout = l
 }
@@ -114,6 +119,13 @@ func (c *container) partitionOf(pk document.PartitionKey) int {
 func (c *container) partitionOfKey(pkEnc []byte) (int, error) {
 	if !c.multi() {
 		return c.layout.live[0].id, nil
+	}
+	if c.layout.byHead {
+		head, err := c.pk.EPKHeadOfKey(pkEnc)
+		if err != nil {
+			return 0, fmt.Errorf("engine: item key: %w", err)
+		}
+		return c.layout.findHead(head).id, nil
 	}
 	epk, err := c.pk.EPKOfKey(pkEnc)
 	if err != nil {

@@ -3,6 +3,7 @@ package document
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"math"
 	"math/bits"
 	"strings"
@@ -107,33 +108,68 @@ func (def PKDef) EPKOfKey(key []byte) (string, error) {
 	var epkBuf [maxEPKLen]byte
 	h := epkHash{multi: def.Kind == "MultiHash", in: inBuf[:0], epk: epkBuf[:0]}
 	for range def.Paths {
-		if len(key) == 0 {
-			return "", keys.ErrMalformed
-		}
-		kind := key[0]
-		key = key[1:]
-		switch kind {
-		case PKNone, PKNull, PKFalse, PKTrue:
-			h.in = AppendEPKInput(h.in, PKComponent{Kind: kind})
-		case PKNumber:
-			c, rest, err := decodePKNumber(key)
-			if err != nil {
-				return "", err
-			}
-			h.in, key = AppendEPKInput(h.in, c), rest
-		case PKString:
-			var err error
-			h.in = append(h.in, epkString)
-			if h.in, key, err = keys.AppendDecodedBytes(h.in, key); err != nil {
-				return "", err
-			}
-			h.in = append(h.in, epkStringEnd)
-		default:
-			return "", keys.ErrMalformed
+		var err error
+		if h.in, key, err = appendKeyInput(h.in, key); err != nil {
+			return "", err
 		}
 		h = h.endComponent()
 	}
 	return h.result(), nil
+}
+
+// EPKHeadOfKey returns the first 16 bytes of the version 2 EPK of the
+// partition key encoded at the front of key, as bytes rather than hex:
+// the hash of the whole key, or of a hierarchical key's first level. A
+// partition's bounds are whole hashes of that kind (32 hex digits), so
+// comparing heads places a key in its partition as comparing EPKs does,
+// without the hex or the string: a range-scoped scan places every
+// logical partition it meets by it. Keys of version 1 have no head.
+func (def PKDef) EPKHeadOfKey(key []byte) (head [16]byte, err error) {
+	if def.Kind != "MultiHash" && def.version == 1 {
+		return head, errors.New("document: a key of version 1 has no EPK head")
+	}
+	n := len(def.Paths)
+	if def.Kind == "MultiHash" {
+		n = 1
+	}
+	var inBuf [64]byte
+	in := inBuf[:0]
+	for range n {
+		if in, key, err = appendKeyInput(in, key); err != nil {
+			return head, err
+		}
+	}
+	head = hashV2(in)
+	head[0] &= 0x3F // as routing clears it
+	return head, nil
+}
+
+// appendKeyInput appends to in the hash input of the partition key
+// component encoded at the front of key, and returns the rest of key.
+func appendKeyInput(in, key []byte) ([]byte, []byte, error) {
+	if len(key) == 0 {
+		return in, key, keys.ErrMalformed
+	}
+	kind := key[0]
+	key = key[1:]
+	switch kind {
+	case PKNone, PKNull, PKFalse, PKTrue:
+		return AppendEPKInput(in, PKComponent{Kind: kind}), key, nil
+	case PKNumber:
+		c, rest, err := decodePKNumber(key)
+		if err != nil {
+			return in, key, err
+		}
+		return AppendEPKInput(in, c), rest, nil
+	case PKString:
+		var err error
+		in = append(in, epkString)
+		if in, key, err = keys.AppendDecodedBytes(in, key); err != nil {
+			return in, key, err
+		}
+		return append(in, epkStringEnd), key, nil
+	}
+	return in, key, keys.ErrMalformed
 }
 
 // AppendEPKInput appends one value as the version 2 hash reads it.
@@ -169,10 +205,7 @@ func HashEPKV2(data []byte, routing bool) string {
 
 // appendHashEPKV2 appends HashEPKV2(data, routing) to dst.
 func appendHashEPKV2(dst, data []byte, routing bool) []byte {
-	h1, h2 := murmur3x64(data)
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], h2)
-	binary.BigEndian.PutUint64(b[8:], h1)
+	b := hashV2(data)
 	if routing {
 		b[0] &= 0x3F
 	}
@@ -181,6 +214,15 @@ func appendHashEPKV2(dst, data []byte, routing bool) []byte {
 		dst = append(dst, digits[c>>4], digits[c&0xF])
 	}
 	return dst
+}
+
+// hashV2 is the version 2 hash of data: MurmurHash3 x64 128, its two
+// halves big-endian, high half first.
+func hashV2(data []byte) (b [16]byte) {
+	h1, h2 := murmur3x64(data)
+	binary.BigEndian.PutUint64(b[:8], h2)
+	binary.BigEndian.PutUint64(b[8:], h1)
+	return b
 }
 
 // murmur3x64 is MurmurHash3's x64 128-bit variant with seed 0.

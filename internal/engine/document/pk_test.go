@@ -1,6 +1,7 @@
 package document
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -32,6 +33,17 @@ func FuzzPartitionKeyHeader(f *testing.F) {
 		for _, def := range pkDefsFor(t, len(pk)) {
 			if got, err := def.EPKOfKey(itemKey); err != nil || got != def.EPK(pk) {
 				t.Fatalf("%q under %+v: EPKOfKey %q, %v; EPK %q", h, def, got, err, def.EPK(pk))
+			}
+			// Its head is its first 32 digits, as bytes.
+			head, err := def.EPKHeadOfKey(itemKey)
+			if def.HashV1() {
+				if err == nil {
+					t.Fatalf("%q under %+v: a head of a key of version 1", h, def)
+				}
+				continue
+			}
+			if epk := def.EPK(pk); err != nil || fmt.Sprintf("%X", head) != epk[:32] {
+				t.Fatalf("%q under %+v: EPKHeadOfKey %X, %v; EPK %q", h, def, head, err, epk)
 			}
 		}
 	})
@@ -104,8 +116,8 @@ func TestFromDocumentNonPrimitive(t *testing.T) {
 	}
 }
 
-// TestEPKAllocations: an EPK costs one allocation, its string, for a
-// scan places every key it meets by one.
+// TestEPKAllocations: an EPK costs one allocation, its string, and its
+// head none, for a scan places every key it meets by one.
 func TestEPKAllocations(t *testing.T) {
 	for _, def := range []PKDef{{Paths: [][]string{{"a"}}, Kind: "Hash", version: 2}, {Paths: [][]string{{"a"}, {"b"}}, Kind: "MultiHash", version: 2}} {
 		pk := PartitionKey{{Kind: PKString, Str: "hello"}, {Kind: PKNumber, Num: 3}}[:len(def.Paths)]
@@ -115,6 +127,9 @@ func TestEPKAllocations(t *testing.T) {
 		}
 		if n := testing.AllocsPerRun(100, func() { _ = def.EPKV2(pk) }); n > 1 {
 			t.Errorf("%s: EPKV2 allocates %v times", def.Kind, n)
+		}
+		if n := testing.AllocsPerRun(100, func() { _, _ = def.EPKHeadOfKey(enc) }); n > 0 {
+			t.Errorf("%s: EPKHeadOfKey allocates %v times", def.Kind, n)
 		}
 	}
 }
