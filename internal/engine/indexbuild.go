@@ -43,6 +43,10 @@ type indexBuilder struct {
 	wake    chan struct{}
 	stopped chan struct{}
 	done    chan struct{}
+	// ctx is canceled by stop, so that a long read (a split's sample of
+	// a large partition) does not hold up Close.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func startIndexBuilder(e *Engine, batch int, hook, countGate func(c *container) bool, poll time.Duration) *indexBuilder {
@@ -51,6 +55,7 @@ func startIndexBuilder(e *Engine, batch int, hook, countGate func(c *container) 
 	}
 	b := &indexBuilder{e: e, batch: batch, hook: hook, countGate: countGate, poll: poll, wake: make(chan struct{}, 1),
 		stopped: make(chan struct{}), done: make(chan struct{})}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
 	go b.run()
 	return b
 }
@@ -65,6 +70,7 @@ func (b *indexBuilder) kick() {
 
 func (b *indexBuilder) stop() {
 	close(b.stopped)
+	b.cancel()
 	<-b.done
 }
 
@@ -115,7 +121,10 @@ func (b *indexBuilder) pass() (retry bool) {
 			if b.stopping() {
 				break
 			}
-			more, err := b.e.countBatch(context.Background(), c, b.batch)
+			more, err := b.e.countBatch(b.ctx, c, b.batch)
+			if err != nil && b.stopping() {
+				return retry // cut short by stop
+			}
 			if err != nil {
 				b.e.log.Warn("usage count", "container", c.label(), "err", err)
 				retry = true
@@ -126,7 +135,10 @@ func (b *indexBuilder) pass() (retry bool) {
 			}
 		}
 		for !b.stopping() {
-			more, err := b.e.indexBatch(context.Background(), c, b.batch)
+			more, err := b.e.indexBatch(b.ctx, c, b.batch)
+			if err != nil && b.stopping() {
+				return retry
+			}
 			if errors.Is(err, errPartitionSplit) {
 				// The next pass goes on with the split's children.
 				retry = true
@@ -147,7 +159,10 @@ func (b *indexBuilder) pass() (retry bool) {
 			if err != nil || cur.rid != c.rid {
 				break
 			}
-			split, err := b.e.growPartitions(context.Background(), cur)
+			split, err := b.e.growPartitions(b.ctx, cur)
+			if err != nil && b.stopping() {
+				return retry
+			}
 			if err != nil {
 				b.e.log.Warn("partition split", "container", c.label(), "err", err)
 				retry = true
