@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -30,12 +31,13 @@ import (
 
 // adminCommands are the subcommands that talk to a running server.
 var adminCommands = map[string]func(args []string, out io.Writer) error{
-	"clock":  runClock,
-	"ttl":    runTTL,
-	"ls":     runLs,
-	"backup": runBackup,
-	"export": runExport,
-	"import": runImport,
+	"clock":      runClock,
+	"ttl":        runTTL,
+	"ls":         runLs,
+	"partitions": runPartitions,
+	"backup":     runBackup,
+	"export":     runExport,
+	"import":     runImport,
 }
 
 // adminClient sends signed requests to one server.
@@ -383,6 +385,117 @@ purger, when the next item expires and how many expire soon.`)
 		fmt.Fprintf(tw, "purging node\t%s\n", st.LeaseHolder)
 	}
 	return tw.Flush()
+}
+
+// partitionsReport is GET /_ebb/containers/{db}/{coll}/partitions.
+type partitionsReport struct {
+	SplitSize  int64 `json:"splitSize"`
+	Partitions []struct {
+		ID           string   `json:"partitionKeyRangeId"`
+		MinInclusive string   `json:"minInclusive"`
+		MaxExclusive string   `json:"maxExclusive"`
+		Parents      []string `json:"parents"`
+		Items        int64    `json:"items"`
+		Bytes        int64    `json:"documentBytes"`
+		Counted      bool     `json:"counted"`
+		LSN          uint64   `json:"lsn"`
+	} `json:"partitions"`
+}
+
+// runPartitions is `ebb partitions DB/CONTAINER`, and `ebb partitions
+// split DB/CONTAINER RANGE`.
+func runPartitions(args []string, out io.Writer) error {
+	fs := adminFlagSet("partitions", `ebb partitions [flags] DATABASE/CONTAINER
+ebb partitions [flags] split DATABASE/CONTAINER RANGE
+
+Lists a container's physical partitions: each one's partition key range,
+its items and the bytes of their documents, and its log's sequence
+number, with the size past which a partition is split. With split,
+splits the range now, in two at the middle of its hashes, while clients
+read and write.`)
+	client := adminFlags(fs)
+	rest, err := parseArgs(fs, args, 1, 3, "`DATABASE/CONTAINER` or `split DATABASE/CONTAINER RANGE`")
+	if err != nil {
+		return err
+	}
+	split := rest[0] == "split"
+	if split != (len(rest) == 3) || (!split && len(rest) != 1) {
+		fs.Usage()
+		return fmt.Errorf("partitions: expected `DATABASE/CONTAINER` or `split DATABASE/CONTAINER RANGE`; got %q", rest)
+	}
+	target := rest[0]
+	if split {
+		target = rest[1]
+	}
+	db, coll, err := splitContainer(target)
+	if err != nil {
+		return fmt.Errorf("partitions: %w", err)
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	path := "/_ebb/containers/" + url.PathEscape(db) + "/" + url.PathEscape(coll)
+	if split {
+		body, _ := json.Marshal(map[string]string{"partitionKeyRangeId": rest[2]})
+		resp, _, err := c.do(context.Background(), http.MethodPost, path+"/split", body, nil)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			_, err := fmt.Fprintln(out, string(resp))
+			return err
+		}
+		var res struct {
+			Children []string `json:"children"`
+		}
+		if err := json.Unmarshal(resp, &res); err != nil {
+			return fmt.Errorf("partitions split: unexpected answer %q", resp)
+		}
+		_, err = fmt.Fprintf(out, "range %s split into %s\n", rest[2], strings.Join(res.Children, " and "))
+		return err
+	}
+	resp, _, err := c.do(context.Background(), http.MethodGet, path+"/partitions", nil, nil)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		_, err := fmt.Fprintln(out, string(resp))
+		return err
+	}
+	var rep partitionsReport
+	if err := json.Unmarshal(resp, &rep); err != nil {
+		return fmt.Errorf("partitions: unexpected answer %q", resp)
+	}
+	splitAt := "never"
+	if rep.SplitSize > 0 {
+		splitAt = "past " + describeBytes(rep.SplitSize) + " of documents"
+	}
+	fmt.Fprintf(out, "container %s/%s, split %s\n", db, coll, splitAt)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANGE\tMIN\tMAX\tPARENTS\tITEMS\tDOCUMENTS\tLSN")
+	for _, p := range rep.Partitions {
+		counted := ""
+		if !p.Counted {
+			counted = " (counting)"
+		}
+		fmt.Fprintf(tw, "%s\t%q\t%q\t%s\t%d%s\t%s\t%d\n", p.ID, p.MinInclusive, p.MaxExclusive, cmp.Or(strings.Join(p.Parents, ","), "-"), p.Items, counted, describeBytes(p.Bytes), p.LSN)
+	}
+	return tw.Flush()
+}
+
+// describeBytes writes a size for people: bytes, or KiB, MiB or GiB to
+// one decimal.
+func describeBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v, i := float64(n)/unit, 0
+	for ; v >= unit && i < 2; i++ {
+		v /= unit
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + [...]string{"KiB", "MiB", "GiB"}[i]
 }
 
 // describeTTL says what a container's defaultTtl means.

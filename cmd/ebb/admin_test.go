@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/ebbtest"
+	"github.com/ebbdb/ebb/test/ebbproc"
 )
 
 // TestAdminCommands runs ebb clock, ebb ttl status and ebb ls against a
@@ -29,7 +30,7 @@ func TestAdminCommands(t *testing.T) {
 	db, _ := srv.Client.NewDatabase("shop")
 	hour := int32(3600)
 	for _, props := range []azcosmos.ContainerProperties{
-		{ID: "carts", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/user"}}, DefaultTimeToLive: &hour},
+		{ID: "carts", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/user"}, Version: 2}, DefaultTimeToLive: &hour},
 		{ID: "orders", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/user"}}},
 	} {
 		if _, err := db.CreateContainer(ctx, props, nil); err != nil {
@@ -92,6 +93,26 @@ func TestAdminCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(admin("ls", "--json")), &lsJSON); err != nil || len(lsJSON.Containers) != 2 || lsJSON.Containers[0].Items != 4 {
 		t.Errorf("ebb ls --json: %+v, %v", lsJSON, err)
 	}
+
+	// carts stores its items in one partition; split it, and its four
+	// items (the expired one purged) are counted again in the two.
+	parts := strings.Split(admin("partitions", "shop/carts"), "\n")
+	if len(parts) != 4 || parts[0] != "container shop/carts, split past 50.0 GiB of documents" ||
+		strings.Join(strings.Fields(parts[1]), " ") != "RANGE MIN MAX PARENTS ITEMS DOCUMENTS LSN" ||
+		!strings.HasPrefix(strings.Join(strings.Fields(parts[2]), " "), `0 "" "FF" - `) {
+		t.Errorf("ebb partitions:\n%s", strings.Join(parts, "\n"))
+	}
+	if got, want := admin("partitions", "split", "shop/carts", "0"), "range 0 split into 1 and 2\n"; got != want {
+		t.Errorf("ebb partitions split = %q, want %q", got, want)
+	}
+	var rep partitionsReport
+	ebbproc.WaitFor(t, "the split's children counted", func() bool {
+		if err := json.Unmarshal([]byte(admin("partitions", "--json", "shop/carts")), &rep); err != nil || len(rep.Partitions) != 2 {
+			t.Fatalf("ebb partitions --json after the split: %+v, %v", rep, err)
+		}
+		p0, p1 := rep.Partitions[0], rep.Partitions[1]
+		return p0.Counted && p1.Counted && p0.Items+p1.Items == 4 && p0.Parents[0] == "0" && p0.MaxExclusive == p1.MinInclusive
+	})
 }
 
 // TestAdminErrors: what a user gets wrong is answered with what to do.
@@ -108,6 +129,9 @@ func TestAdminErrors(t *testing.T) {
 		{[]string{"clock", "set", "tomorrow"}, "RFC 3339"},
 		{[]string{"ls", "--key", "bm90IHRoZSBrZXk=", "--endpoint", srv.Endpoint}, "401"},
 		{[]string{"ls", "--endpoint", "localhost:8081"}, "--endpoint must be"},
+		{[]string{"partitions", "split", "shop/carts"}, "split DATABASE/CONTAINER RANGE"},
+		{[]string{"partitions", "no/such"}, "404"},
+		{[]string{"partitions", "split", "no/such", "0"}, "404"},
 	} {
 		args := append(tt.args, "--endpoint", srv.Endpoint)
 		if tt.args[0] == "ls" {

@@ -51,6 +51,7 @@ var subcommands = []struct {
 	{"clock", "[advance D | set T]", "show or move a --clock-control server's clock", adminCommand("clock")},
 	{"ttl", "status DB/CONTAINER", "a container's TTL settings, purge backlog and upcoming expiries", adminCommand("ttl")},
 	{"ls", "", "databases and containers with item counts and TTL settings", adminCommand("ls")},
+	{"partitions", "[split] DB/CONTAINER [RANGE]", "a container's physical partitions with their items and bytes, or split one", adminCommand("partitions")},
 	{"export", "[--out PATH] [DB[/CONTAINER]]", "items as NDJSON, or databases with their container definitions, from a running server", adminCommand("export")},
 	{"import", "[--to DB/CONTAINER | --cosmium] SOURCE", "an export, an NDJSON or JSON array file, or a cosmium state file, into a running server", adminCommand("import")},
 	{"backup", "DIR", "a consistent snapshot of a running server's embedded store, taken while it serves", adminCommand("backup")},
