@@ -112,7 +112,7 @@ func (e *Engine) splitForSize(ctx context.Context, c *container) (bool, error) {
 	}
 	if at == "" {
 		e.splitSkips.note(partitionRef{c.rid, p}, size)
-		e.log.Warn("partition not split: its items all have one partition key", "container", c.label(), "range", p, "bytes", size, "split_size", e.splitSize)
+		e.log.Warn("partition not split: its items all have one partition key (or, for a hierarchical key, one first level)", "container", c.label(), "range", p, "bytes", size, "split_size", e.splitSize)
 		return false, nil
 	}
 	res, err := e.splitPartition(ctx, c.dbID, c.id, strconv.Itoa(p), at)
