@@ -15,8 +15,12 @@
 // response. The stub is served exactly as Ebb is served (a 127.0.0.1:0
 // listener, server.TLSConfig, HTTP/2 over TLS, the same http.Server), it
 // reads every request body fully and it sends bodies and headers of the
-// same size and shape as Ebb's. The ratio Ebb/ceiling therefore isolates
-// Ebb's own cost: routing, signature check, engine, storage.
+// same size and shape as Ebb's: an item's etag and session token name
+// its version, as any server's do, so HTTP/2's header compression
+// (HPACK), which sends a value it has seen as a one-byte index, cannot
+// make the stub's headers cheaper than a real server's. The ratio
+// Ebb/ceiling therefore isolates Ebb's own cost: routing, signature
+// check, engine, storage.
 //
 // # Workloads
 //

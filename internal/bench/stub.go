@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ebbdb/ebb/internal/gateway"
 	"github.com/ebbdb/ebb/internal/server"
@@ -128,6 +129,9 @@ type stubHandler struct {
 	page []byte
 	// log, if set, makes every document write durable before the reply.
 	log *syncLog
+	// lsn numbers the document writes, for their etags and session
+	// tokens.
+	lsn atomic.Uint64
 
 	// mu guards misses, the number of unexpected requests, and the
 	// first of them.
@@ -193,12 +197,14 @@ func (h *stubHandler) buildPage(n int) []byte {
 	return append(b, '}')
 }
 
-// write sends a resource with the headers Ebb sends; a nil body sends
-// none.
+// write sends a resource with the headers Ebb sends (the canned etag
+// unless one is set); a nil body sends none.
 func write(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("x-ms-request-charge", "1")
-	h.Set("etag", stubETag)
+	if _, ok := h["Etag"]; !ok {
+		h.Set("etag", stubETag)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
@@ -207,10 +213,21 @@ func write(w http.ResponseWriter, status int, body []byte) {
 	}
 }
 
-// writeDocument adds the document headers (session and content paths).
-func writeDocument(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+// writeDocument adds the document headers: the etag and session token
+// of item version lsn, and the content paths. A real server's differ
+// from one item or version to the next, as Ebb's do, so HTTP/2 sends
+// them in full each time (HPACK can index only a value seen before):
+// canned ones would make the ceiling's headers cheaper than any
+// server's.
+func writeDocument(w http.ResponseWriter, r *http.Request, status int, body []byte, lsn uint64) {
 	h := w.Header()
-	h.Set("x-ms-session-token", stubSession)
+	var etag [38]byte
+	copy(etag[:], stubETag)
+	for i, v := 36, lsn; i > 24 && v > 0; i, v = i-1, v>>4 {
+		etag[i] = "0123456789abcdef"[v&15]
+	}
+	h.Set("etag", string(etag[:]))
+	h.Set("x-ms-session-token", "0:-1#"+strconv.FormatUint(lsn, 10))
 	h.Set("x-ms-content-path", stubCollRID)
 	h.Set("x-ms-alt-content-path", "dbs/"+r.PathValue("db")+"/colls/"+r.PathValue("coll"))
 	write(w, status, body)
@@ -288,8 +305,12 @@ func (h *stubHandler) pkranges(w http.ResponseWriter, r *http.Request) {
 	write(w, http.StatusOK, body)
 }
 
+// readItem answers with the canned document, as the version of the
+// item named that a preload would have written: item n's first.
 func (h *stubHandler) readItem(w http.ResponseWriter, r *http.Request) {
-	writeDocument(w, r, http.StatusOK, h.doc)
+	id := r.PathValue("id")
+	n, _ := strconv.ParseUint(strings.TrimLeft(id[strings.LastIndexByte(id, '-')+1:], "0"), 10, 64)
+	writeDocument(w, r, http.StatusOK, h.doc, n+1)
 }
 
 // postItems answers creates, upserts and queries on …/docs. It reads the
@@ -323,7 +344,7 @@ func (h *stubHandler) postItems(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Prefer") != "return=minimal" {
 		reply = h.doc
 	}
-	writeDocument(w, r, status, reply)
+	writeDocument(w, r, status, reply, h.lsn.Add(1))
 }
 
 // queryPage answers a query with a canned full page: x-ms-max-item-count
