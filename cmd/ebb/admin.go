@@ -387,21 +387,6 @@ purger, when the next item expires and how many expire soon.`)
 	return tw.Flush()
 }
 
-// partitionsReport is GET /_ebb/containers/{db}/{coll}/partitions.
-type partitionsReport struct {
-	SplitSize  int64 `json:"splitSize"`
-	Partitions []struct {
-		ID           string   `json:"partitionKeyRangeId"`
-		MinInclusive string   `json:"minInclusive"`
-		MaxExclusive string   `json:"maxExclusive"`
-		Parents      []string `json:"parents"`
-		Items        int64    `json:"items"`
-		Bytes        int64    `json:"documentBytes"`
-		Counted      bool     `json:"counted"`
-		LSN          uint64   `json:"lsn"`
-	} `json:"partitions"`
-}
-
 // runPartitions is `ebb partitions DB/CONTAINER`, and `ebb partitions
 // split DB/CONTAINER RANGE`.
 func runPartitions(args []string, out io.Writer) error {
@@ -463,7 +448,7 @@ read and write.`)
 		_, err := fmt.Fprintln(out, string(resp))
 		return err
 	}
-	var rep partitionsReport
+	var rep engine.PartitionsStatus
 	if err := json.Unmarshal(resp, &rep); err != nil {
 		return fmt.Errorf("partitions: unexpected answer %q", resp)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ebbdb/ebb/ebbtest"
+	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/test/ebbproc"
 )
 
@@ -105,7 +106,7 @@ func TestAdminCommands(t *testing.T) {
 	if got, want := admin("partitions", "split", "shop/carts", "0"), "range 0 split into 1 and 2\n"; got != want {
 		t.Errorf("ebb partitions split = %q, want %q", got, want)
 	}
-	var rep partitionsReport
+	var rep engine.PartitionsStatus
 	ebbproc.WaitFor(t, "the split's children counted", func() bool {
 		if err := json.Unmarshal([]byte(admin("partitions", "--json", "shop/carts")), &rep); err != nil || len(rep.Partitions) != 2 {
 			t.Fatalf("ebb partitions --json after the split: %+v, %v", rep, err)

@@ -243,30 +243,38 @@ func abs(x int) int {
 	return x
 }
 
-// PartitionStatus is a live physical partition of a container, as
-// GET /_ebb/containers/{db}/{coll}/partitions reports it.
+// PartitionsStatus is what GET /_ebb/containers/{db}/{coll}/partitions
+// reports: a container's live physical partitions in EPK order, and the
+// size past which one is split (0: never).
+type PartitionsStatus struct {
+	SplitSize  int64             `json:"splitSize"`
+	Partitions []PartitionStatus `json:"partitions"`
+}
+
+// PartitionStatus is a live physical partition of a container.
 type PartitionStatus struct {
 	// ID is its partition key range's id; MinInclusive and MaxExclusive
 	// bound its EPKs; Parents are the ranges it was split from.
-	ID                         string
-	MinInclusive, MaxExclusive string
-	Parents                    []string
+	ID           string   `json:"partitionKeyRangeId"`
+	MinInclusive string   `json:"minInclusive"`
+	MaxExclusive string   `json:"maxExclusive"`
+	Parents      []string `json:"parents"`
 	// Items and Bytes are its stored items and their documents' bytes:
 	// its part of the container's usage. They are exact when Counted,
 	// and a part of it while its items are being counted (after a split,
 	// or on a store from before the counters).
-	Items, Bytes int64
-	Counted      bool
+	Items   int64 `json:"items"`
+	Bytes   int64 `json:"documentBytes"`
+	Counted bool  `json:"counted"`
 	// LSN is the count of its log.
-	LSN uint64
+	LSN uint64 `json:"lsn"`
 }
 
-// Partitions returns container dbID/collID's live physical partitions
-// in EPK order, and the size past which one is split (0: never).
-func (e *Engine) Partitions(ctx context.Context, dbID, collID string) (ps []PartitionStatus, splitSize int64, err error) {
+// Partitions returns container dbID/collID's partitions.
+func (e *Engine) Partitions(ctx context.Context, dbID, collID string) (PartitionsStatus, error) {
 	c, err := e.container(dbID, collID)
 	if err != nil {
-		return nil, 0, err
+		return PartitionsStatus{}, err
 	}
 	var states []collState
 	err = e.store.View(ctx, func(r storage.Reader) (err error) {
@@ -274,16 +282,17 @@ func (e *Engine) Partitions(ctx context.Context, dbID, collID string) (ps []Part
 		return err
 	})
 	if err != nil {
-		return nil, 0, err
+		return PartitionsStatus{}, err
 	}
+	out := PartitionsStatus{SplitSize: max(e.splitSize, 0), Partitions: make([]PartitionStatus, 0, len(states))}
 	for i, r := range c.layout.live {
 		st := states[i]
 		parents := make([]string, len(r.ancestors))
 		for j, a := range r.ancestors {
 			parents[j] = strconv.Itoa(a.id)
 		}
-		ps = append(ps, PartitionStatus{ID: strconv.Itoa(r.id), MinInclusive: r.min, MaxExclusive: r.max, Parents: parents,
+		out.Partitions = append(out.Partitions, PartitionStatus{ID: strconv.Itoa(r.id), MinInclusive: r.min, MaxExclusive: r.max, Parents: parents,
 			Items: st.items, Bytes: st.bytes, Counted: !st.counting, LSN: keyspace.LSNCount(st.lsn)})
 	}
-	return ps, max(e.splitSize, 0), nil
+	return out, nil
 }

@@ -57,9 +57,10 @@ func TestSizeSplits(t *testing.T) {
 	}
 	waitCounted(t, e, "the children counted", items)
 
-	ps, size, err := e.Partitions(ctx, "db", "c")
-	if err != nil || size != splitSize || len(ps) != len(sts) {
-		t.Fatalf("Partitions: %d of them, split size %d, %v", len(ps), size, err)
+	st, err := e.Partitions(ctx, "db", "c")
+	ps := st.Partitions
+	if err != nil || st.SplitSize != splitSize || len(ps) != len(sts) {
+		t.Fatalf("Partitions: %d of them, split size %d, %v", len(ps), st.SplitSize, err)
 	}
 	sum := int64(0)
 	for i, p := range ps {

@@ -101,28 +101,11 @@ func (g *Gateway) partitionDeletes(w http.ResponseWriter, r *http.Request) error
 // container's physical partitions, each with its range, its items and
 // their bytes, and the size past which one is split.
 func (g *Gateway) partitions(w http.ResponseWriter, r *http.Request) error {
-	ps, splitSize, err := g.eng.Partitions(r.Context(), r.PathValue("db"), r.PathValue("coll"))
+	st, err := g.eng.Partitions(r.Context(), r.PathValue("db"), r.PathValue("coll"))
 	if err != nil {
 		return err
 	}
-	type entry struct {
-		ID           string   `json:"partitionKeyRangeId"`
-		MinInclusive string   `json:"minInclusive"`
-		MaxExclusive string   `json:"maxExclusive"`
-		Parents      []string `json:"parents"`
-		Items        int64    `json:"items"`
-		Bytes        int64    `json:"documentBytes"`
-		Counted      bool     `json:"counted"`
-		LSN          uint64   `json:"lsn"`
-	}
-	out := struct {
-		SplitSize  int64   `json:"splitSize"`
-		Partitions []entry `json:"partitions"`
-	}{SplitSize: splitSize, Partitions: make([]entry, 0, len(ps))}
-	for _, p := range ps {
-		out.Partitions = append(out.Partitions, entry{p.ID, p.MinInclusive, p.MaxExclusive, p.Parents, p.Items, p.Bytes, p.Counted, p.LSN})
-	}
-	body, err := json.Marshal(out)
+	body, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
