@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { CosmosClient } from "@azure/cosmos";
+import { ChangeFeedStartFrom, CosmosClient, StatusCodes } from "@azure/cosmos";
 
 import { makeLinkSigner, resourceOf } from "../../../web/static/js/auth.js";
 import { EMULATOR_KEY, startEbb } from "./server.js";
@@ -167,4 +167,74 @@ export async function openEbb(dbPrefix, { extraArgs = [] } = {}) {
 export async function closeEbb({ server, client }) {
   client?.dispose();
   await server?.stop();
+}
+
+/**
+ * Follows a container's change feed from the beginning, keeping each
+ * item's latest `v`: `drain()` reads on until the feed has nothing new
+ * (304), and `latest` maps each id to the last `v` it delivered.
+ */
+export function followFeed(container, { maxItemCount = 17 } = {}) {
+  const feed = container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(), maxItemCount });
+  const latest = new Map();
+  const drain = async () => {
+    for (let i = 0; i < 1000; i++) {
+      const res = await feed.readNext();
+      if (res.statusCode === StatusCodes.NotModified) return;
+      for (const d of res.result) latest.set(d.id, d.v);
+    }
+    throw new Error("the change feed did not run dry in 1,000 pages");
+  };
+  return { latest, drain };
+}
+
+/**
+ * Starts `writers` writers that upsert the items `${prefix}${i}` for i
+ * below n, each its own share of them in turn, again and again, with
+ * `v` counting up from 2 and `extra` added to each document:
+ * `writes()` is how many upserts have been acknowledged, `reach(k)`
+ * waits until that is k, and `stop()` stops them and waits for them.
+ */
+export function startWriters(container, { n, prefix, writers = 4, extra = {} }) {
+  let stopped = false;
+  let writes = 0;
+  const running = Array.from({ length: writers }, (_, w) =>
+    (async () => {
+      for (let v = 2; !stopped; v++) {
+        for (let i = w; i < n && !stopped; i += writers) {
+          await container.items.upsert({ id: `${prefix}${i}`, pk: `${prefix}${i}`, v, ...extra });
+          writes++;
+        }
+      }
+    })(),
+  );
+  return {
+    writes: () => writes,
+    reach: async (k) => {
+      while (writes < k) await new Promise((r) => setImmediate(r));
+    },
+    stop: async () => {
+      stopped = true;
+      await Promise.all(running);
+    },
+  };
+}
+
+/**
+ * Checks a container of the n items `${prefix}${i}` after its ranges
+ * were split: an ORDER BY query over the new ranges lists every item
+ * once, in order; the change feed that `feed` (followFeed's) follows,
+ * read on, ends with every item's last version; and a bulk upsert
+ * across the new ranges succeeds.
+ */
+export async function checkAcrossRanges(container, { n, prefix, feed }) {
+  const all = Array.from({ length: n }, (_, i) => `${prefix}${i}`).sort();
+  const { resources: ordered } = await container.items.query("SELECT VALUE c.id FROM c ORDER BY c.id", { maxItemCount: 9 }).fetchAll();
+  assert.deepEqual(ordered, all);
+  await feed.drain();
+  const { resources: items } = await container.items.query("SELECT c.id, c.v FROM c").fetchAll();
+  assert.equal(items.length, n);
+  for (const it of items) assert.equal(feed.latest.get(it.id), it.v, it.id);
+  const bulk = await container.items.bulk(items.slice(0, 30).map((it) => ({ operationType: "Upsert", resourceBody: { id: it.id, pk: it.id, v: 0 } })));
+  assert.ok(bulk.every((r) => r.statusCode === 200), JSON.stringify(bulk.map((r) => r.statusCode)));
 }
