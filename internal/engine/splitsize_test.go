@@ -171,3 +171,54 @@ func partitionStates(t *testing.T, e *Engine, coll string) []collState {
 	}
 	return sts
 }
+
+// TestSizeSplitHierarchical: a container of a hierarchical key splits
+// between its first-level values, and not within one (Ebb's boundaries
+// are whole first-level hashes).
+func TestSizeSplitHierarchical(t *testing.T) {
+	const splitSize = 16 << 10
+	e, _ := openEngine(t, memStore(t), Options{SplitSize: splitSize})
+	ctx := context.Background()
+	pad := strings.Repeat("x", 900)
+	write := func(coll, tenant string, n int) {
+		t.Helper()
+		for i := range n {
+			ref := ItemRef{DB: "db", Coll: coll, PK: fmt.Sprintf(`[%q,"u%d"]`, tenant, i), HasPK: true}
+			body := fmt.Appendf(nil, `{"id":"%s-%d","tenant":%q,"user":"u%d","pad":%q}`, tenant, i, tenant, i, pad)
+			if _, err := e.WriteItem(ctx, ref, Create, body, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const def = `"partitionKey":{"paths":["/tenant","/user"],"kind":"MultiHash","version":2}`
+	mustCreateWith(t, e, "db", `{"id":"tenants",`+def+`}`, ThroughputHeaders{})
+	for i := range 8 {
+		write("tenants", fmt.Sprintf("t%d", i), 8)
+	}
+	// Each tenant's items take about 8 KB.
+	waitUntil(t, "the tenants' partitions counted and within the split size", func() bool {
+		sts := partitionStates(t, e, "tenants")
+		for _, st := range sts {
+			if st.counting || st.bytes > splitSize {
+				return false
+			}
+		}
+		return len(sts) >= 4
+	})
+	var all []string
+	for _, p := range rangeIDs(t, e, "tenants") {
+		all = append(all, rowIDs(t, queryPages(t, e, QueryRequest{Ref: ItemRef{DB: "db", Coll: "tenants"}, Body: queryBody("SELECT c.id FROM c"), RangeID: p}))...)
+	}
+	if len(all) != 64 || len(slices.Compact(slices.Sorted(slices.Values(all)))) != 64 {
+		t.Fatalf("the ranges hold %d items, want each of 64 once", len(all))
+	}
+
+	mustCreateWith(t, e, "db", `{"id":"one",`+def+`}`, ThroughputHeaders{})
+	write("one", "only", 40)
+	if split, err := e.growPartitions(ctx, mustContainer(t, e, "one")); err != nil || split {
+		t.Fatalf("the grower split a partition of one first-level value (%v)", err)
+	}
+	if n := len(rangeIDs(t, e, "one")); n != 1 {
+		t.Fatalf("%d ranges, want 1", n)
+	}
+}
