@@ -24,8 +24,6 @@ type partitionLayout struct {
 	// its throughput never splits it (growPartitions), so it keeps the
 	// partitions it asked for until an administrative split.
 	pinned bool
-	// byHead says every live range's maxHead is its max (findHead).
-	byHead bool
 }
 
 // pkRange is one partition's range of EPKs, [min, max) ("" and "FF" at
@@ -42,7 +40,7 @@ type pkRange struct {
 	// only.
 	lock [][]byte
 	// maxHead is max as an EPK head (document.PKDef.EPKHeadOfKey): its
-	// 16 bytes, or 0xFF for "FF" (container.setLayout, live ranges).
+	// 16 bytes, or 0xFF for "FF" (container.setLayout, live ranges; find).
 	maxHead [16]byte
 }
 
@@ -90,18 +88,10 @@ func boundValue(s string) (*big.Int, bool) {
 	return v, ok
 }
 
-// find returns the live range holding epk.
-func (l *partitionLayout) find(epk string) *pkRange {
-	i := sort.Search(len(l.live), func(i int) bool {
-		return l.live[i].max == "FF" || epk < l.live[i].max
-	})
-	return &l.live[min(i, len(l.live)-1)]
-}
-
-// findHead is find for an EPK given by its head (see
-// document.PKDef.EPKHeadOfKey), when l.byHead: a range's bounds are
-// whole heads, so an EPK is below max exactly when its head is.
-func (l *partitionLayout) findHead(head [16]byte) *pkRange {
+// find returns the live range holding the EPKs whose head is head (see
+// document.PKDef.EPKHeadOfKey): a range's bounds are whole heads, so an
+// EPK is below a bound exactly when its head is.
+func (l *partitionLayout) find(head [16]byte) *pkRange {
 	i := sort.Search(len(l.live), func(i int) bool {
 		return bytes.Compare(head[:], l.live[i].maxHead[:]) < 0
 	})
@@ -262,10 +252,14 @@ func decodeLayout(v []byte) (*partitionLayout, error) {
 	if d.err != nil || len(d.b) != 0 || len(l.live) == 0 || l.live[0].min != "" || l.live[len(l.live)-1].max != "FF" {
 		return nil, errCorruptLayout
 	}
-	for i := 1; i < len(l.live); i++ {
-		if l.live[i].min != l.live[i-1].max {
+	// The live ranges tile the space in order, between heads.
+	var prev [16]byte
+	for i, r := range l.live {
+		head, ok := boundHead(r.max)
+		if !ok || (i > 0 && (r.min != l.live[i-1].max || bytes.Compare(head[:], prev[:]) <= 0)) {
 			return nil, errCorruptLayout
 		}
+		prev = head
 	}
 	return l, nil
 }

@@ -79,15 +79,14 @@ func (c *container) setPartitions(n int) { c.setLayout(evenLayout(n)) }
 
 // setLayout makes l c's layout, with each live partition's lock key
 // made once, for the writes that take it, and its upper bound as an EPK
-// head, for placing keys (partitionOfKey).
+// head, for placing keys (partitionLayout.find).
 func (c *container) setLayout(l *partitionLayout) {
-	l.byHead = true
 	for i := range l.live {
 		// Clipped: an append to a shared key must copy it.
 		l.live[i].lock = [][]byte{slices.Clip(keyspace.PartitionStateKey(c.rid, l.live[i].id))}
-		var ok bool
-		l.live[i].maxHead, ok = boundHead(l.live[i].max)
-		l.byHead = l.byHead && ok
+		// Every layout's bounds are heads (evenLayout, split;
+		// decodeLayout refuses others).
+		l.live[i].maxHead, _ = boundHead(l.live[i].max)
 	}
 	c.layout = l
 }
@@ -110,7 +109,7 @@ func (c *container) partitionOf(pk document.PartitionKey) int {
 	if !c.multi() {
 		return c.layout.live[0].id
 	}
-	return c.layout.find(c.pk.EPK(pk)).id
+	return c.layout.find(c.pk.EPKHead(pk)).id
 }
 
 // partitionOfKey returns the physical partition of the items whose
@@ -120,18 +119,20 @@ func (c *container) partitionOfKey(pkEnc []byte) (int, error) {
 	if !c.multi() {
 		return c.layout.live[0].id, nil
 	}
-	if c.layout.byHead {
-		head, err := c.pk.EPKHeadOfKey(pkEnc)
-		if err != nil {
-			return 0, fmt.Errorf("engine: item key: %w", err)
-		}
-		return c.layout.findHead(head).id, nil
-	}
-	epk, err := c.pk.EPKOfKey(pkEnc)
+	_, p, err := c.placeKey(pkEnc)
+	return p, err
+}
+
+// placeKey returns the head of the EPK of the items whose encoded
+// partition key starts pkEnc, and the physical partition it places
+// them in. REQUIRES: c.multi() (a container of one partition has only
+// keys of version 1 or places every key in it).
+func (c *container) placeKey(pkEnc []byte) (head [16]byte, p int, err error) {
+	head, err = c.pk.EPKHeadOfKey(pkEnc)
 	if err != nil {
-		return 0, fmt.Errorf("engine: item key: %w", err)
+		return head, 0, fmt.Errorf("engine: item key: %w", err)
 	}
-	return c.layout.find(epk).id, nil
+	return head, c.layout.find(head).id, nil
 }
 
 // writtenBy reports whether an item of live partition p may carry an

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -132,9 +133,9 @@ func (e *Engine) splitForSize(ctx context.Context, c *container) (bool, error) {
 	return true, nil
 }
 
-// epkSample is an item of a partition, sampled: the first 32 digits of
-// its EPK (a whole version 2 hash, or a hierarchical key's first), and
-// its stored size.
+// epkSample is an item of a partition, sampled: its EPK's head as text
+// (the first 32 digits of the EPK: a whole version 2 hash, or a
+// hierarchical key's first level's), and its stored size.
 type epkSample struct {
 	epk  string
 	size int
@@ -152,7 +153,7 @@ func (e *Engine) sizeSplitPoint(ctx context.Context, c *container, p int) (strin
 	var (
 		samples []epkSample
 		seen    int
-		lo, hi  string // the least and greatest EPK of all p's items
+		lo, hi  [16]byte // the least and greatest head of all p's items
 	)
 	for start != nil {
 		if err := ctx.Err(); err != nil {
@@ -166,27 +167,31 @@ func (e *Engine) sizeSplitPoint(ctx context.Context, c *container, p int) (strin
 					start = bytes.Clone(it.Key())
 					break
 				}
-				key := it.Key()
-				epk, err := c.pk.EPKOfKey(key[len(prefix):])
+				head, q, err := c.placeKey(it.Key()[len(prefix):])
 				if err != nil {
 					it.Close()
 					return err
 				}
-				if c.layout.find(epk).id != p {
+				if q != p {
 					continue
 				}
-				epk = epk[:min(len(epk), 32)]
-				if seen == 0 || epk < lo {
-					lo = epk
+				if seen == 0 || bytes.Compare(head[:], lo[:]) < 0 {
+					lo = head
 				}
-				if seen == 0 || epk > hi {
-					hi = epk
+				if seen == 0 || bytes.Compare(head[:], hi[:]) > 0 {
+					hi = head
 				}
 				seen++
-				s := epkSample{epk, len(it.Value())}
-				if len(samples) < splitSamples {
+				j := len(samples)
+				if j == splitSamples {
+					if j = rand.IntN(seen); j >= splitSamples {
+						continue
+					}
+				}
+				s := epkSample{headText(head), len(it.Value())}
+				if j == len(samples) {
 					samples = append(samples, s)
-				} else if j := rand.IntN(seen); j < splitSamples {
+				} else {
 					samples[j] = s
 				}
 			}
@@ -199,8 +204,11 @@ func (e *Engine) sizeSplitPoint(ctx context.Context, c *container, p int) (strin
 	if seen == 0 {
 		return "", nil
 	}
-	return halvingEPK(samples, lo, hi), nil
+	return halvingEPK(samples, headText(lo), headText(hi)), nil
 }
+
+// headText writes a head as an EPK bound: 32 upper-case hex digits.
+func headText(head [16]byte) string { return fmt.Sprintf("%X", head[:]) }
 
 // halvingEPK returns the boundary that comes nearest to halving the
 // bytes of samples, items of a partition whose least and greatest EPKs

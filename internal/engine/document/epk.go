@@ -139,9 +139,29 @@ func (def PKDef) EPKHeadOfKey(key []byte) (head [16]byte, err error) {
 			return head, err
 		}
 	}
-	head = hashV2(in)
-	head[0] &= 0x3F // as routing clears it
-	return head, nil
+	return routingHead(in), nil
+}
+
+// EPKHead is EPKHeadOfKey for a partition key of version 2 as it is
+// parsed: the head of def.EPKV2(pk).
+func (def PKDef) EPKHead(pk PartitionKey) [16]byte {
+	if def.Kind == "MultiHash" {
+		pk = pk[:min(len(pk), 1)]
+	}
+	var inBuf [64]byte
+	in := inBuf[:0]
+	for _, c := range pk {
+		in = AppendEPKInput(in, c)
+	}
+	return routingHead(in)
+}
+
+// routingHead is the hash of in with its top two bits cleared, as
+// routing clears them: an EPK's first 16 bytes.
+func routingHead(in []byte) [16]byte {
+	head := hashV2(in)
+	head[0] &= 0x3F
+	return head
 }
 
 // appendKeyInput appends to in the hash input of the partition key

@@ -42,8 +42,8 @@ func FuzzPartitionKeyHeader(f *testing.F) {
 				}
 				continue
 			}
-			if epk := def.EPK(pk); err != nil || fmt.Sprintf("%X", head) != epk[:32] {
-				t.Fatalf("%q under %+v: EPKHeadOfKey %X, %v; EPK %q", h, def, head, err, epk)
+			if epk := def.EPK(pk); err != nil || fmt.Sprintf("%X", head) != epk[:32] || def.EPKHead(pk) != head {
+				t.Fatalf("%q under %+v: EPKHeadOfKey %X, EPKHead %X, %v; EPK %q", h, def, head, def.EPKHead(pk), err, epk)
 			}
 		}
 	})
@@ -117,7 +117,8 @@ func TestFromDocumentNonPrimitive(t *testing.T) {
 }
 
 // TestEPKAllocations: an EPK costs one allocation, its string, and its
-// head none, for a scan places every key it meets by one.
+// head none, for a scan places every key it meets by one, and a write
+// its key.
 func TestEPKAllocations(t *testing.T) {
 	for _, def := range []PKDef{{Paths: [][]string{{"a"}}, Kind: "Hash", version: 2}, {Paths: [][]string{{"a"}, {"b"}}, Kind: "MultiHash", version: 2}} {
 		pk := PartitionKey{{Kind: PKString, Str: "hello"}, {Kind: PKNumber, Num: 3}}[:len(def.Paths)]
@@ -130,6 +131,9 @@ func TestEPKAllocations(t *testing.T) {
 		}
 		if n := testing.AllocsPerRun(100, func() { _, _ = def.EPKHeadOfKey(enc) }); n > 0 {
 			t.Errorf("%s: EPKHeadOfKey allocates %v times", def.Kind, n)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = def.EPKHead(pk) }); n > 0 {
+			t.Errorf("%s: EPKHead allocates %v times", def.Kind, n)
 		}
 	}
 }
