@@ -290,16 +290,12 @@ The server must run with --clock-control.`)
 	if err != nil {
 		return err
 	}
-	if c.json {
-		_, err := fmt.Fprintln(out, string(resp))
-		return err
-	}
 	var clk struct {
 		Now   string `json:"now"`
 		Epoch int64  `json:"epochSeconds"`
 	}
-	if err := json.Unmarshal(resp, &clk); err != nil {
-		return fmt.Errorf("clock: unexpected answer %q", resp)
+	if done, err := c.answer(out, resp, &clk, "clock"); done {
+		return err
 	}
 	_, err = fmt.Fprintf(out, "%s (epoch second %d)\n", clk.Now, clk.Epoch)
 	return err
@@ -351,13 +347,9 @@ purger, when the next item expires and how many expire soon.`)
 	if err != nil {
 		return err
 	}
-	if c.json {
-		_, err := fmt.Fprintln(out, string(resp))
-		return err
-	}
 	var st engine.TTLStatus
-	if err := json.Unmarshal(resp, &st); err != nil {
-		return fmt.Errorf("ttl status: unexpected answer %q", resp)
+	if done, err := c.answer(out, resp, &st, "ttl status"); done {
+		return err
 	}
 	atLeast := ""
 	if st.CountsCapped {
@@ -427,15 +419,11 @@ read and write.`)
 		if err != nil {
 			return err
 		}
-		if c.json {
-			_, err := fmt.Fprintln(out, string(resp))
-			return err
-		}
 		var res struct {
 			Children []string `json:"children"`
 		}
-		if err := json.Unmarshal(resp, &res); err != nil {
-			return fmt.Errorf("partitions split: unexpected answer %q", resp)
+		if done, err := c.answer(out, resp, &res, "partitions split"); done {
+			return err
 		}
 		_, err = fmt.Fprintf(out, "range %s split into %s\n", rest[2], strings.Join(res.Children, " and "))
 		return err
@@ -444,13 +432,9 @@ read and write.`)
 	if err != nil {
 		return err
 	}
-	if c.json {
-		_, err := fmt.Fprintln(out, string(resp))
-		return err
-	}
 	var rep engine.PartitionsStatus
-	if err := json.Unmarshal(resp, &rep); err != nil {
-		return fmt.Errorf("partitions: unexpected answer %q", resp)
+	if done, err := c.answer(out, resp, &rep, "partitions"); done {
+		return err
 	}
 	splitAt := "never"
 	if rep.SplitSize > 0 {
@@ -567,6 +551,20 @@ time to live has run out are not counted) and TTL setting.`)
 		fmt.Fprintf(tw, "%s\t(no containers)\t\t\t\n", db)
 	}
 	return tw.Flush()
+}
+
+// answer hands the server's JSON answer resp on: printed as it is with
+// --json (done), else decoded into v for the command to print; what
+// names the command in an error, which is done too.
+func (c *adminClient) answer(out io.Writer, resp []byte, v any, what string) (done bool, err error) {
+	if c.json {
+		_, err := fmt.Fprintln(out, string(resp))
+		return true, err
+	}
+	if err := json.Unmarshal(resp, v); err != nil {
+		return true, fmt.Errorf("%s: unexpected answer %q", what, resp)
+	}
+	return false, nil
 }
 
 func (c *adminClient) getJSON(ctx context.Context, path string, v any) error {

@@ -214,17 +214,11 @@ func run(args []string) error {
 	if cfg.ScriptBudgets.Time <= 0 || cfg.ScriptBudgets.Memory <= 0 || cfg.ScriptBudgets.Operations <= 0 {
 		return fmt.Errorf("--script-time-budget, --script-memory-budget and --script-max-operations must be positive; got %v, %d and %d", cfg.ScriptBudgets.Time, cfg.ScriptBudgets.Memory, cfg.ScriptBudgets.Operations)
 	}
-	switch {
-	case cfg.RowCacheSize < 0:
-		return fmt.Errorf("--row-cache-size must be 0 (off) or positive; got %d", cfg.RowCacheSize)
-	case cfg.RowCacheSize == 0:
-		cfg.RowCacheSize = -1 // the server's "none"; its 0 is the default
+	if err := zeroMeansNone("row-cache-size", "off", &cfg.RowCacheSize); err != nil {
+		return err
 	}
-	switch {
-	case cfg.PartitionSplitSize < 0:
-		return fmt.Errorf("--partition-split-size must be 0 (never) or positive; got %d", cfg.PartitionSplitSize)
-	case cfg.PartitionSplitSize == 0:
-		cfg.PartitionSplitSize = -1 // the server's "never"; its 0 is the default
+	if err := zeroMeansNone("partition-split-size", "never", &cfg.PartitionSplitSize); err != nil {
+		return err
 	}
 	if cfg.PurgeFloor <= 0 || cfg.PurgeFloor > 1 {
 		return fmt.Errorf("--ttl-purge-floor must be in (0, 1]; got %v", cfg.PurgeFloor)
@@ -340,4 +334,17 @@ func flagsMarkdown() string {
 		fmt.Fprintf(&b, "| `--%s%s` | `%s` | %s | %s |\n", f.Name, arg, envName(f.Name), def, strings.ReplaceAll(help, "|", `\|`))
 	})
 	return b.String()
+}
+
+// zeroMeansNone reads a size flag whose 0 means none on the command
+// line (what none says) as the server reads it, where 0 is the default
+// and a negative size none; a negative flag is refused.
+func zeroMeansNone[T int | int64](flag, none string, v *T) error {
+	switch {
+	case *v < 0:
+		return fmt.Errorf("--%s must be 0 (%s) or positive; got %d", flag, none, *v)
+	case *v == 0:
+		*v = -1
+	}
+	return nil
 }

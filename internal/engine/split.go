@@ -112,14 +112,22 @@ func (e *Engine) splitForThroughput(ctx context.Context, c *container) (bool, er
 			widest, width = r.id, w
 		}
 	}
-	res, err := e.splitPartition(ctx, c.dbID, c.id, strconv.Itoa(widest), "")
+	return e.growSplit(ctx, c, widest, "", "throughput", "ru", o.ru)
+}
+
+// growSplit splits c's partition p at the EPK at ("": the middle) for
+// the grower, and logs why (reason, and the attributes why). It reports
+// whether it split p: another node splitting it first is no error, and
+// the next pass looks again.
+func (e *Engine) growSplit(ctx context.Context, c *container, p int, at, reason string, why ...any) (bool, error) {
+	res, err := e.splitPartition(ctx, c.dbID, c.id, strconv.Itoa(p), at)
 	if IsKind(err, KindGone) {
-		return false, nil // another node split it first: the next pass looks again
+		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	e.log.Info("partition split", "container", c.label(), "range", res.Parent, "children", res.Children, "reason", "throughput", "ru", o.ru)
+	e.log.Info("partition split", append([]any{"container", c.label(), "range", res.Parent, "children", res.Children, "reason", reason}, why...)...)
 	return true, nil
 }
 

@@ -116,21 +116,14 @@ func (e *Engine) splitForSize(ctx context.Context, c *container) (bool, error) {
 		e.log.Warn("partition not split: its items all have one partition key (or, for a hierarchical key, one first level)", "container", c.label(), "range", p, "bytes", size, "split_size", e.splitSize)
 		return false, nil
 	}
-	res, err := e.splitPartition(ctx, c.dbID, c.id, strconv.Itoa(p), at)
-	if IsKind(err, KindGone) {
-		return false, nil // another node split it first: the next pass looks again
-	}
+	split, err := e.growSplit(ctx, c, p, at, "size", "bytes", size, "at", at)
 	if IsKind(err, KindBadRequest) {
 		// The container has made as many partitions as it may.
 		e.splitSkips.note(partitionRef{c.rid, p}, size)
 		e.log.Warn("partition not split", "container", c.label(), "range", p, "bytes", size, "err", err)
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	e.log.Info("partition split", "container", c.label(), "range", res.Parent, "children", res.Children, "reason", "size", "bytes", size, "at", at)
-	return true, nil
+	return split, err
 }
 
 // epkSample is an item of a partition, sampled: its EPK's head as text

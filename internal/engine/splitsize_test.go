@@ -20,13 +20,9 @@ func TestSizeSplits(t *testing.T) {
 	e, _ := openEngine(t, memStore(t), Options{SplitSize: splitSize})
 	ctx := context.Background()
 	mustCreateWith(t, e, "db", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{})
-	pad := strings.Repeat("x", 900)
 	const items = 200 // about 190 KB
 	for i := range items {
-		ref := ItemRef{DB: "db", Coll: "c", PK: fmt.Sprintf(`["k%d"]`, i), HasPK: true}
-		if _, err := e.WriteItem(ctx, ref, Create, fmt.Appendf(nil, `{"id":"i%d","pk":"k%d","pad":%q}`, i, i, pad), ""); err != nil {
-			t.Fatal(err)
-		}
+		writePadded(t, e, "c", fmt.Sprintf(`["k%d"]`, i), fmt.Sprintf("i%d", i), fmt.Sprintf(`"pk":"k%d"`, i))
 	}
 	var sts []collState
 	waitUntil(t, "every partition counted and within the split size", func() bool {
@@ -82,15 +78,10 @@ func TestSizeSplitOneKey(t *testing.T) {
 	const splitSize = 16 << 10
 	e, _ := openEngine(t, memStore(t), Options{SplitSize: splitSize})
 	ctx := context.Background()
-	pad := strings.Repeat("x", 900)
 	write := func(coll, pk string, n int) {
 		t.Helper()
 		for i := range n {
-			ref := ItemRef{DB: "db", Coll: coll, PK: fmt.Sprintf(`[%q]`, pk), HasPK: true}
-			body := fmt.Appendf(nil, `{"id":"%s-%d","pk":%q,"pad":%q}`, pk, i, pk, pad)
-			if _, err := e.WriteItem(ctx, ref, Upsert, body, ""); err != nil {
-				t.Fatal(err)
-			}
+			writePadded(t, e, coll, fmt.Sprintf(`[%q]`, pk), fmt.Sprintf("%s-%d", pk, i), fmt.Sprintf(`"pk":%q`, pk))
 		}
 	}
 	mustCreateWith(t, e, "db", `{"id":"one","partitionKey":{"paths":["/pk"],"version":2}}`, ThroughputHeaders{})
@@ -157,6 +148,17 @@ func TestHalvingEPK(t *testing.T) {
 	}
 }
 
+// writePadded upserts into db/coll the item id, under the partition key
+// header pk, with the members fields and about 900 bytes of padding.
+func writePadded(t *testing.T, e *Engine, coll, pk, id, fields string) {
+	t.Helper()
+	ref := ItemRef{DB: "db", Coll: coll, PK: pk, HasPK: true}
+	body := fmt.Appendf(nil, `{"id":%q,%s,"pad":%q}`, id, fields, strings.Repeat("x", 900))
+	if _, err := e.WriteItem(context.Background(), ref, Upsert, body, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // partitionStates reads the write states of coll's live partitions.
 func partitionStates(t *testing.T, e *Engine, coll string) []collState {
 	t.Helper()
@@ -179,15 +181,10 @@ func TestSizeSplitHierarchical(t *testing.T) {
 	const splitSize = 16 << 10
 	e, _ := openEngine(t, memStore(t), Options{SplitSize: splitSize})
 	ctx := context.Background()
-	pad := strings.Repeat("x", 900)
 	write := func(coll, tenant string, n int) {
 		t.Helper()
 		for i := range n {
-			ref := ItemRef{DB: "db", Coll: coll, PK: fmt.Sprintf(`[%q,"u%d"]`, tenant, i), HasPK: true}
-			body := fmt.Appendf(nil, `{"id":"%s-%d","tenant":%q,"user":"u%d","pad":%q}`, tenant, i, tenant, i, pad)
-			if _, err := e.WriteItem(ctx, ref, Create, body, ""); err != nil {
-				t.Fatal(err)
-			}
+			writePadded(t, e, coll, fmt.Sprintf(`[%q,"u%d"]`, tenant, i), fmt.Sprintf("%s-%d", tenant, i), fmt.Sprintf(`"tenant":%q,"user":"u%d"`, tenant, i))
 		}
 	}
 	const def = `"partitionKey":{"paths":["/tenant","/user"],"kind":"MultiHash","version":2}`
