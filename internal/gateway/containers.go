@@ -118,8 +118,11 @@ func (g *Gateway) deleteContainer(w http.ResponseWriter, r *http.Request) error 
 func (g *Gateway) partitionKeyRanges(w http.ResponseWriter, r *http.Request) error {
 	inm := r.Header.Get("If-None-Match")
 	since := ""
-	if strings.EqualFold(r.Header.Get("A-IM"), "Incremental feed") {
+	switch aim := r.Header.Get("A-IM"); {
+	case strings.EqualFold(aim, "Incremental feed"):
 		since = inm
+	case aim != "":
+		return &engine.Error{Kind: engine.KindBadRequest, Message: "The A-IM header " + quote(aim) + ` is not a feed of partition key ranges; send "Incremental Feed" to read the ranges made since If-None-Match, or no A-IM to read them all.`}
 	}
 	ranges, etag, rid, err := g.eng.PartitionKeyRangesSince(r.Context(), r.PathValue("db"), r.PathValue("coll"), since)
 	if err != nil {

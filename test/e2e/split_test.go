@@ -272,9 +272,9 @@ func TestSplitRefusals(t *testing.T) {
 // as the Go SDK reads it) from an earlier etag, the container's ranges
 // are those made since, each naming what it replaces among its parents;
 // from the current etag, 304; read whole, or from an etag that is not
-// the container's, all of them. The Go SDK, whose refresh reads the feed
-// from the start and then from each page's etag, sees each range once
-// after splits in a row.
+// the container's, all of them; another A-IM is refused with 400. The
+// Go SDK, whose refresh reads the feed from the start and then from each
+// page's etag, sees each range once after splits in a row.
 func TestPartitionKeyRangesIncremental(t *testing.T) {
 	e := start(t)
 	db := e.database(t, "db-inc")
@@ -334,11 +334,17 @@ func TestPartitionKeyRangesIncremental(t *testing.T) {
 		{since(second), "4<0,2> 5<0,2>"},
 		{since(`"pkranges-other-1"`), "4<0,2> 5<0,2> 3<0> 1<>"},
 		{map[string]string{"If-None-Match": first}, "4<0,2> 5<0,2> 3<0> 1<>"},
+		{map[string]string{"A-IM": "Incremental Feed"}, "4<0,2> 5<0,2> 3<0> 1<>"},
 		{nil, "4<0,2> 5<0,2> 3<0> 1<>"},
 	} {
 		if status, _, got := read(tt.h); status != http.StatusOK || ids(got) != tt.want {
 			t.Errorf("with %v: %d %s, want %s", tt.h, status, ids(got), tt.want)
 		}
+	}
+	// What is not a feed of ranges is refused, not read as none.
+	res := rc.do(t, "GET", path, map[string]string{"A-IM": "Full-Fidelity Feed", "If-None-Match": first}, nil)
+	if res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "A-IM") {
+		t.Errorf("pkranges with A-IM Full-Fidelity Feed: %d %s", res.status, res.body)
 	}
 	c, _ := e.client.NewContainer("db-inc", "inc")
 	if r, err := c.ReadFeedRanges(e.ctx, nil); err != nil || len(r) != 4 {
