@@ -63,6 +63,8 @@ type ClusterResult struct {
 	// during the upserts and the attempts they made again after a
 	// conflict, summed over the nodes (zero on Pebble).
 	Updates, Retries uint64
+	// DB is the database's work per upsert (none on Pebble).
+	DB DBWork
 }
 
 // ClusterReport is what RunCluster measured.
@@ -71,8 +73,9 @@ type ClusterReport struct {
 	Rounds  int
 	// Baseline is the same upserts written straight to PostgreSQL by
 	// pgx: the most a client of that database gets on this machine.
-	Baseline Stats
-	Results  []ClusterResult
+	Baseline   Stats
+	BaselineDB DBWork
+	Results    []ClusterResult
 }
 
 // clusterTarget is one configuration being measured: its operations and
@@ -81,6 +84,10 @@ type clusterTarget struct {
 	res          ClusterResult
 	read, upsert func(ctx context.Context, i int) error // read nil: upserts only
 	servers      []*server.Server
+	// probe, when set, reads the database's work around each round of
+	// upserts into db.
+	probe *dbProbe
+	db    dbTally
 
 	reads, upserts rounds
 }
@@ -122,14 +129,19 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 		return rep, fmt.Errorf("baseline: %w", err)
 	}
 	closers = append(closers, closeBaseline)
-	targets := []*clusterTarget{{upsert: baseline}}
+	probe, err := newDBProbe(ctx, opts.Store)
+	if err != nil {
+		return rep, fmt.Errorf("database probe: %w", err)
+	}
+	closers = append(closers, probe.close)
+	targets := []*clusterTarget{{upsert: baseline, probe: probe}}
 
 	dir, err := os.MkdirTemp(opts.TempDir, "ebb-bench-cluster-*")
 	if err != nil {
 		return rep, err
 	}
 	closers = append(closers, func() { os.RemoveAll(dir) })
-	add := func(storage string, nodes, parts int, cfg func() server.Config) error {
+	add := func(storage string, nodes, parts int, cfg func() server.Config, probe *dbProbe) error {
 		fmt.Fprintf(progress, "cluster: setting up %s, %d node(s), %d physical partition(s)\n", storage, nodes, parts)
 		t, closeNodes, err := startNodes(ctx, nodes, parts, cfg)
 		closers = append(closers, closeNodes)
@@ -137,20 +149,21 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 			return fmt.Errorf("%s, %d nodes: %w", storage, nodes, err)
 		}
 		t.res.Storage, t.res.Nodes, t.res.Partitions = storage, nodes, parts
+		t.probe = probe
 		targets = append(targets, t)
 		return nil
 	}
-	if err := add("durable Pebble", 1, opts.Partitions, func() server.Config { return server.Config{DataDir: dir} }); err != nil {
+	if err := add("durable Pebble", 1, opts.Partitions, func() server.Config { return server.Config{DataDir: dir} }, nil); err != nil {
 		return rep, err
 	}
 	onPG := func() server.Config { return server.Config{Store: opts.Store} }
 	if opts.Partitions > 1 {
-		if err := add("PostgreSQL", 1, 1, onPG); err != nil {
+		if err := add("PostgreSQL", 1, 1, onPG, probe); err != nil {
 			return rep, err
 		}
 	}
 	for _, n := range opts.Nodes {
-		if err := add("PostgreSQL", n, opts.Partitions, onPG); err != nil {
+		if err := add("PostgreSQL", n, opts.Partitions, onPG, probe); err != nil {
 			return rep, err
 		}
 	}
@@ -165,9 +178,11 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 		}
 	}
 	rep.Baseline = targets[0].upserts.stats()
+	rep.BaselineDB = targets[0].db.perUpsert()
 	for _, t := range targets[1:] {
 		t.res.Read = t.reads.stats()
 		t.res.Upsert = t.upserts.stats()
+		t.res.DB = t.db.perUpsert()
 		rep.Results = append(rep.Results, t.res)
 	}
 	return rep, nil
@@ -185,7 +200,15 @@ func (t *clusterTarget) measureRound(ctx context.Context, limit Limit) error {
 		}
 	}
 	before := sharedStoreStats(t.servers)
+	var dbBefore dbWork
+	if t.probe != nil {
+		dbBefore = t.probe.read(ctx)
+	}
+	upserts := t.upserts.rec.Len()
 	err := t.upserts.run(ctx, concurrentClients, limit, t.upsert)
+	if t.probe != nil {
+		t.db.add(t.probe.read(ctx).sub(dbBefore), t.upserts.rec.Len()-upserts)
+	}
 	after := sharedStoreStats(t.servers)
 	t.res.Updates += after.Updates - before.Updates
 	t.res.Retries += after.Retries - before.Retries
@@ -301,12 +324,13 @@ const clusterKeys = 1000
 
 // WriteMarkdown prints the cluster report.
 func (r ClusterReport) WriteMarkdown(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "Machine: %s. Each workload ran against each configuration in %d rounds that alternate the configurations.\n\n| storage | nodes | physical partitions | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts |\n|---|---|---|---|---|---|---|--:|--:|\n", r.Machine, r.Rounds); err != nil {
+	if _, err := fmt.Fprintf(w, "Machine: %s. Each workload ran against each configuration in %d rounds that alternate the configurations.\n\n| storage | nodes | physical partitions | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts | database CPU per upsert | WAL per upsert |\n|---|---|---|---|---|---|---|--:|--:|--:|--:|\n", r.Machine, r.Rounds); err != nil {
 		return err
 	}
 	base := r.Baseline.OpsPerSec()
-	if _, err := fmt.Fprintf(w, "| PostgreSQL through pgx (baseline) | — | — | — | — | %s | %s / %s | 100%% | — |\n",
-		thousands(base), fmtLatency(r.Baseline.P50), fmtLatency(r.Baseline.P99)); err != nil {
+	cpu, wal := r.BaselineDB.cells()
+	if _, err := fmt.Fprintf(w, "| PostgreSQL through pgx (baseline) | — | — | — | — | %s | %s / %s | 100%% | — | %s | %s |\n",
+		thousands(base), fmtLatency(r.Baseline.P50), fmtLatency(r.Baseline.P99), cpu, wal); err != nil {
 		return err
 	}
 	for _, res := range r.Results {
@@ -317,12 +341,25 @@ func (r ClusterReport) WriteMarkdown(w io.Writer) error {
 				retried = fmt.Sprintf("%.1f%% (%s of %s)", 100*float64(res.Retries)/float64(res.Updates), thousands(float64(res.Retries)), thousands(float64(res.Updates)))
 			}
 		}
-		if _, err := fmt.Fprintf(w, "| %s | %d | %d | %s | %s / %s | %s | %s / %s | %s | %s |\n", res.Storage, res.Nodes, res.Partitions,
+		cpu, wal := res.DB.cells()
+		if _, err := fmt.Fprintf(w, "| %s | %d | %d | %s | %s / %s | %s | %s / %s | %s | %s | %s | %s |\n", res.Storage, res.Nodes, res.Partitions,
 			thousands(res.Read.OpsPerSec()), fmtLatency(res.Read.P50), fmtLatency(res.Read.P99),
-			thousands(res.Upsert.OpsPerSec()), fmtLatency(res.Upsert.P50), fmtLatency(res.Upsert.P99), share, retried); err != nil {
+			thousands(res.Upsert.OpsPerSec()), fmtLatency(res.Upsert.P50), fmtLatency(res.Upsert.P99), share, retried, cpu, wal); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts.")
+	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts. Database CPU per upsert is the CPU time of the PostgreSQL processes on this machine during the upserts (— when the database runs elsewhere), and WAL per upsert how far the database's WAL insert position moved meanwhile: both count the whole database server, which only one configuration writes to at a time.")
 	return err
+}
+
+// cells formats the database's work per upsert for the report's table.
+func (d DBWork) cells() (cpu, wal string) {
+	cpu, wal = "—", "—"
+	if d.HasCPU {
+		cpu = fmt.Sprintf("%.0f µs", float64(d.CPUPerUpsert)/float64(time.Microsecond))
+	}
+	if d.HasWAL {
+		wal = fmt.Sprintf("%s B", thousands(d.WALPerUpsert))
+	}
+	return cpu, wal
 }

@@ -40,6 +40,14 @@ func TestRunCluster(t *testing.T) {
 		if res.Read.Ops != 40 || res.Upsert.Ops != 40 {
 			t.Errorf("result %d: read %+v, upsert %+v", i, res.Read, res.Upsert)
 		}
+		// Every upsert on PostgreSQL writes WAL; Pebble's are not the
+		// database's.
+		if onPG := res.Storage == "PostgreSQL"; onPG != (res.DB.HasWAL && res.DB.WALPerUpsert >= 100) || res.DB.CPUPerUpsert < 0 {
+			t.Errorf("result %d (%s): database work %+v", i, res.Storage, res.DB)
+		}
+	}
+	if !rep.BaselineDB.HasWAL || rep.BaselineDB.WALPerUpsert < 100 {
+		t.Errorf("baseline: database work %+v", rep.BaselineDB)
 	}
 	var out bytes.Buffer
 	if err := rep.WriteMarkdown(&out); err != nil {
