@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -151,12 +152,32 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteByte(']')
 	case *UnaryExpr:
 		b.WriteString(opText(x.Op))
+		if inner, ok := x.X.(*UnaryExpr); ok && (inner.Op == kNot) == (x.Op == kNot) {
+			// A prefix operator applies to another of its precedence as
+			// written, with no parentheses, which would each add a
+			// nesting level the text did not have (the parser allows
+			// MaxDepth), so that a canonical form (and a query plan's
+			// rewritten query, which the SDKs send back) parses
+			// whenever its query did. The space keeps "- -x" from
+			// reading as a comment.
+			b.WriteByte(' ')
+			writeExpr(b, inner)
+			return
+		}
 		if x.Op == kNot {
 			b.WriteByte(' ')
 		}
 		writeOperand(b, x.X)
 	case *BinaryExpr:
-		writeOperand(b, x.X)
+		if left, ok := x.X.(*BinaryExpr); ok && binaryLevel(left.Op) == binaryLevel(x.Op) {
+			// Operators of one level group to the left, so a chain
+			// (a AND b AND c, 1 + 2 - 3) is written as it parses, not
+			// with a parenthesis per operator: a long chain parses
+			// flat, and its parentheses would nest past MaxDepth.
+			writeExpr(b, left)
+		} else {
+			writeOperand(b, x.X)
+		}
 		b.WriteByte(' ')
 		b.WriteString(opText(x.Op))
 		b.WriteByte(' ')
@@ -199,7 +220,13 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteString(" ? ")
 		writeOperand(b, x.Then)
 		b.WriteString(" : ")
-		writeOperand(b, x.Else)
+		if _, ok := x.Else.(*TernaryExpr); ok {
+			// ?: groups to the right: a chain is written as it parses,
+			// for the reason a binary chain is (below).
+			writeExpr(b, x.Else)
+		} else {
+			writeOperand(b, x.Else)
+		}
 	case *CallExpr:
 		if x.Udf {
 			b.WriteString("udf.")
@@ -264,6 +291,28 @@ func writeOperand(b *strings.Builder, e Expr) {
 	default:
 		writeExpr(b, e)
 	}
+}
+
+// binaryLevel is the precedence level of a binary operator, as the parser
+// groups them (parseLeft, parseComparison, binaryLevels); operators of
+// one level group to the left.
+func binaryLevel(op token) int {
+	switch op {
+	case tCoalesce:
+		return 0
+	case kOr:
+		return 1
+	case kAnd:
+		return 2
+	case tEq, tNeq, tLt, tLe, tGt, tGe:
+		return 3
+	}
+	for i, level := range binaryLevels {
+		if slices.Contains(level, op) {
+			return 4 + i
+		}
+	}
+	return -1
 }
 
 func opText(op token) string {

@@ -29,18 +29,18 @@ func TestParseCanonical(t *testing.T) {
 		{"no from", "SELECT VALUE 1+1", "SELECT VALUE 1 + 1"},
 		{"brackets", `SELECT c["x y"], c[0], c[@p] FROM c`, `SELECT c["x y"], c[0], c[@p] FROM c`},
 		{"keyword property", `SELECT c["value"], c["select"] FROM c`, `SELECT c["value"], c["select"] FROM c`},
-		{"precedence arithmetic", "SELECT VALUE 1 + 2 * 3 - 4 / 2 % 3", "SELECT VALUE (1 + (2 * 3)) - ((4 / 2) % 3)"},
+		{"precedence arithmetic", "SELECT VALUE 1 + 2 * 3 - 4 / 2 % 3", "SELECT VALUE 1 + (2 * 3) - (4 / 2 % 3)"},
 		{"precedence logic", "SELECT VALUE c.a OR c.b AND NOT c.c = 1 FROM c", "SELECT VALUE c.a OR (c.b AND (NOT (c.c = 1))) FROM c"},
 		{"precedence bitwise", "SELECT VALUE 1 | 2 ^ 3 & 4 << 1 FROM c", "SELECT VALUE 1 | (2 ^ (3 & (4 << 1))) FROM c"},
 		{"concat below arithmetic", "SELECT VALUE 'a' || 'b' = 'ab' FROM c", `SELECT VALUE ("a" || "b") = "ab" FROM c`},
 		{"coalesce and ternary", "SELECT VALUE c.a ?? c.b ? 1 : 2 FROM c", "SELECT VALUE (c.a ?? c.b) ? 1 : 2 FROM c"},
-		{"nested ternary", "SELECT VALUE c.a ? 1 : c.b ? 2 : 3 FROM c", "SELECT VALUE c.a ? 1 : (c.b ? 2 : 3) FROM c"},
+		{"nested ternary", "SELECT VALUE c.a ? 1 : c.b ? 2 : 3 FROM c", "SELECT VALUE c.a ? 1 : c.b ? 2 : 3 FROM c"},
 		{"in not in", "SELECT * FROM c WHERE c.a IN (1, 2) AND c.b NOT IN ('x')", `SELECT * FROM c WHERE (c.a IN (1, 2)) AND (c.b NOT IN ("x"))`},
 		{"between", "SELECT * FROM c WHERE c.a BETWEEN 1 AND 5 AND c.b NOT BETWEEN 2 AND 3", "SELECT * FROM c WHERE (c.a BETWEEN 1 AND 5) AND (c.b NOT BETWEEN 2 AND 3)"},
 		{"like escape", `SELECT * FROM c WHERE c.s LIKE '10!%%' ESCAPE '!' OR c.s NOT LIKE "a_"`, `SELECT * FROM c WHERE (c.s LIKE "10!%%" ESCAPE "!") OR (c.s NOT LIKE "a_")`},
-		{"unary", "SELECT VALUE -c.a + +c.b - ~c.c FROM c", "SELECT VALUE ((-c.a) + (+c.b)) - (~c.c) FROM c"},
+		{"unary", "SELECT VALUE -c.a + +c.b - ~c.c FROM c", "SELECT VALUE (-c.a) + (+c.b) - (~c.c) FROM c"},
 		{"negative literal folded", "SELECT VALUE -1", "SELECT VALUE -1"},
-		{"shifts", "SELECT VALUE 1 << 2 >> 1 >>> 0", "SELECT VALUE ((1 << 2) >> 1) >>> 0"},
+		{"shifts", "SELECT VALUE 1 << 2 >> 1 >>> 0", "SELECT VALUE 1 << 2 >> 1 >>> 0"},
 		{"not equal spellings", "SELECT VALUE 1 != 2 AND 1 <> 2", "SELECT VALUE (1 != 2) AND (1 != 2)"},
 		{"object and array", `SELECT VALUE {a: 1, "b c": [c.x, 'y'], 'd': {}} FROM c`, `SELECT VALUE {"a": 1, "b c": [c.x, "y"], "d": {}} FROM c`},
 		{"literals", "SELECT VALUE [true, false, null, undefined, 0x1F, 1.5e3, 'it\\'s']", `SELECT VALUE [true, false, null, undefined, 31, 1500, "it's"]`},
@@ -142,6 +142,56 @@ func TestParseErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCanonicalKeepsDepth: the canonical form of a query nests no deeper
+// than its text, so it parses whenever the query did. Chains parse flat,
+// and a parenthesis per operator would nest past MaxDepth; a query plan's
+// rewritten query (which the SDKs send back per range) is written the
+// same way.
+func TestCanonicalKeepsDepth(t *testing.T) {
+	chain := func(first, link string, n int) string { return first + strings.Repeat(link, n) }
+	for _, text := range []string{
+		"SELECT VALUE " + chain("1", " + 1 - 2", 150),
+		"SELECT VALUE " + chain("1", " * 2 / 3 % 4", 150),
+		"SELECT VALUE " + chain("1", " << 1 >> 1 >>> 1", 150),
+		"SELECT VALUE " + chain("1", " & 1 | 2 ^ 3", 150),
+		"SELECT VALUE " + chain("'a'", " || 'b'", 150),
+		"SELECT VALUE " + chain("c.a", " ?? c.b", 150) + " FROM c",
+		"SELECT * FROM c WHERE " + chain("c.a = 1", " AND c.b = 2 OR c.c != 3", 150),
+		"SELECT VALUE " + chain("c.a", " = c.b", 150) + " FROM c",
+		"SELECT VALUE " + chain("", "c.a ? 1 : ", 90) + "2 FROM c",
+		"SELECT VALUE " + chain("", "- + ~", 30) + "c.a FROM c",
+		"SELECT VALUE " + chain("", "+", 90) + "0",
+		"SELECT * FROM c WHERE " + chain("", "NOT ", 90) + "c.a",
+	} {
+		q, err := Parse(text)
+		if err != nil {
+			t.Errorf("Parse(%.60q…): %v", text, err)
+			continue
+		}
+		canon := q.String()
+		q2, err := Parse(canon)
+		if err != nil {
+			t.Errorf("canonical form %.60q… of %.60q…: %v", canon, text, err)
+			continue
+		}
+		if again := q2.String(); again != canon {
+			t.Errorf("canonical form of %.60q… is unstable:\n%.200s\n%.200s", text, canon, again)
+		}
+	}
+	if got := mustCanon(t, "SELECT VALUE - -1 + - - c.a FROM c"); got != "SELECT VALUE 1 + (- -c.a) FROM c" {
+		t.Errorf("nested minus: got %s", got)
+	}
+}
+
+func mustCanon(t *testing.T, text string) string {
+	t.Helper()
+	q, err := Parse(text)
+	if err != nil {
+		t.Fatalf("Parse(%q): %v", text, err)
+	}
+	return q.String()
 }
 
 func TestErrorFormat(t *testing.T) {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,15 @@ func TestQueryInfo(t *testing.T) {
 	rows := runQuery(t, rw, docs(`{"id":"a","_rid":"r1"}`, `{"id":"b","_rid":"r2"}`))
 	if len(rows) != 2 || rows[0] != `{"_rid":"r2","orderByItems":[{"item":"b"}],"payload":{"id":"b"}}` {
 		t.Errorf("rewritten query rows: got %v", rows)
+	}
+	// A long OR chain, as a client builds for many ids, parses flat; its
+	// rewritten query must too.
+	ids := "c.id = 'a'" + strings.Repeat(" OR c.id = 'b'", 150)
+	q, _ = Parse("SELECT c.id FROM c WHERE " + ids + " ORDER BY c.id")
+	p, _ = q.Bind(nil)
+	rw = replaceAll(p.QueryInfo().RewrittenQuery, "{documentdb-formattableorderbyquery-filter}", "true")
+	if rows := runQuery(t, rw, docs(`{"id":"a","_rid":"r1"}`, `{"id":"c","_rid":"r3"}`)); len(rows) != 1 {
+		t.Errorf("rewritten query of a long OR chain: got %v", rows)
 	}
 }
 
