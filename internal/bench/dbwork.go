@@ -65,9 +65,9 @@ func (t *dbTally) perUpsert() DBWork {
 
 // dbProbe reads the database's work so far: the CPU time of the
 // PostgreSQL processes on this machine (Linux's /proc; a database
-// elsewhere shows none) and its WAL insert position in bytes. Both count the whole database server, so
-// they mean something only while one configuration is writing to it,
-// as in the cluster benchmark's rounds.
+// elsewhere shows none) and its WAL insert position in bytes. Both count
+// the whole database server, so they mean something only while one
+// configuration is writing to it, as in the cluster benchmark's rounds.
 type dbProbe struct {
 	pool *pgxpool.Pool
 }
