@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -30,13 +31,8 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		canon := q.String()
-		q2, err := Parse(canon)
-		if err != nil {
-			t.Fatalf("Parse(%q) ok, but its canonical form %q fails: %v", text, canon, err)
-		}
-		if got := q2.String(); got != canon {
-			t.Fatalf("canonical form of %q is unstable:\n%s\n%s", text, canon, got)
+		if err := checkCanonical(q); err != nil {
+			t.Fatalf("Parse(%q) ok, but %v", text, err)
 		}
 		p, err := q.Bind([]Param{{Name: "@p", Value: NumberValue(1)}})
 		if err != nil {
@@ -112,4 +108,18 @@ func (echoUDFs) Call(_ string, args []Value) (Value, error) {
 		return UndefinedValue(), nil
 	}
 	return args[0], nil
+}
+
+// checkCanonical says what is wrong with q's canonical form: that it does
+// not parse, or that it parses to another canonical form.
+func checkCanonical(q *Query) error {
+	canon := q.String()
+	q2, err := Parse(canon)
+	if err != nil {
+		return fmt.Errorf("its canonical form %q fails: %w", canon, err)
+	}
+	if again := q2.String(); again != canon {
+		return fmt.Errorf("its canonical form is unstable:\n%s\n%s", canon, again)
+	}
+	return nil
 }
