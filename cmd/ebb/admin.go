@@ -282,19 +282,16 @@ The server must run with --clock-control.`)
 		fs.Usage()
 		return fmt.Errorf("clock: unexpected arguments %q", rest)
 	}
-	resp, _, err := c.do(context.Background(), method, "/_ebb/clock", body, nil)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
-		return errors.New("clock control is off: the server runs on the real clock (start it with --clock-control)")
-	}
-	if err != nil {
-		return err
-	}
 	var clk struct {
 		Now   string `json:"now"`
 		Epoch int64  `json:"epochSeconds"`
 	}
-	if done, err := c.answer(out, resp, &clk, "clock"); done {
+	done, err := c.fetch(out, method, "/_ebb/clock", body, &clk, "clock")
+	var ae *apiError
+	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+		return errors.New("clock control is off: the server runs on the real clock (start it with --clock-control)")
+	}
+	if done {
 		return err
 	}
 	_, err = fmt.Fprintf(out, "%s (epoch second %d)\n", clk.Now, clk.Epoch)
@@ -343,12 +340,8 @@ purger, when the next item expires and how many expire soon.`)
 	if err != nil {
 		return err
 	}
-	resp, _, err := c.do(context.Background(), http.MethodGet, "/_ebb/containers/"+url.PathEscape(db)+"/"+url.PathEscape(coll)+"/ttl", nil, nil)
-	if err != nil {
-		return err
-	}
 	var st engine.TTLStatus
-	if done, err := c.answer(out, resp, &st, "ttl status"); done {
+	if done, err := c.fetch(out, http.MethodGet, "/_ebb/containers/"+url.PathEscape(db)+"/"+url.PathEscape(coll)+"/ttl", nil, &st, "ttl status"); done {
 		return err
 	}
 	atLeast := ""
@@ -415,25 +408,17 @@ read and write.`)
 	path := "/_ebb/containers/" + url.PathEscape(db) + "/" + url.PathEscape(coll)
 	if split {
 		body, _ := json.Marshal(map[string]string{"partitionKeyRangeId": rest[2]})
-		resp, _, err := c.do(context.Background(), http.MethodPost, path+"/split", body, nil)
-		if err != nil {
-			return err
-		}
 		var res struct {
 			Children []string `json:"children"`
 		}
-		if done, err := c.answer(out, resp, &res, "partitions split"); done {
+		if done, err := c.fetch(out, http.MethodPost, path+"/split", body, &res, "partitions split"); done {
 			return err
 		}
 		_, err = fmt.Fprintf(out, "range %s split into %s\n", rest[2], strings.Join(res.Children, " and "))
 		return err
 	}
-	resp, _, err := c.do(context.Background(), http.MethodGet, path+"/partitions", nil, nil)
-	if err != nil {
-		return err
-	}
 	var rep engine.PartitionsStatus
-	if done, err := c.answer(out, resp, &rep, "partitions"); done {
+	if done, err := c.fetch(out, http.MethodGet, path+"/partitions", nil, &rep, "partitions"); done {
 		return err
 	}
 	splitAt := "never"
@@ -553,10 +538,15 @@ time to live has run out are not counted) and TTL setting.`)
 	return tw.Flush()
 }
 
-// answer hands the server's JSON answer resp on: printed as it is with
-// --json (done), else decoded into v for the command to print; what
-// names the command in an error, which is done too.
-func (c *adminClient) answer(out io.Writer, resp []byte, v any, what string) (done bool, err error) {
+// fetch sends a request and hands the server's JSON answer on: printed
+// as it is with --json, else decoded into v for the command to print.
+// done says the command has nothing left to do: the answer is printed,
+// or err says what failed (what names the command).
+func (c *adminClient) fetch(out io.Writer, method, path string, body []byte, v any, what string) (done bool, err error) {
+	resp, _, err := c.do(context.Background(), method, path, body, nil)
+	if err != nil {
+		return true, err
+	}
 	if c.json {
 		_, err := fmt.Fprintln(out, string(resp))
 		return true, err

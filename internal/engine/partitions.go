@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -125,8 +126,8 @@ func (c *container) partitionOfKey(pkEnc []byte) (int, error) {
 
 // placeKey returns the head of the EPK of the items whose encoded
 // partition key starts pkEnc, and the physical partition it places
-// them in. REQUIRES: c.multi() (a container of one partition has only
-// keys of version 1 or places every key in it).
+// them in. REQUIRES: c's key is not of version 1 (such a container has
+// one partition, and its keys no head).
 func (c *container) placeKey(pkEnc []byte) (head [16]byte, p int, err error) {
 	head, err = c.pk.EPKHeadOfKey(pkEnc)
 	if err != nil {
@@ -318,6 +319,16 @@ func readContainerState(r storage.Reader, c *container) (containerState, error) 
 		cs.counting = cs.counting || st.counting
 	}
 	return cs, nil
+}
+
+// partitionStates reads the write states of c's live partitions in one
+// read transaction (readPartitionStates).
+func (e *Engine) partitionStates(ctx context.Context, c *container) (states []collState, err error) {
+	err = e.store.View(ctx, func(r storage.Reader) error {
+		states, err = readPartitionStates(r, c)
+		return err
+	})
+	return states, err
 }
 
 // readPartitionStates reads the states of c's live partitions in r, in

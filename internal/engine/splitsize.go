@@ -5,12 +5,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
 
+	"github.com/ebbdb/ebb/internal/engine/document"
 	"github.com/ebbdb/ebb/internal/engine/keyspace"
 	"github.com/ebbdb/ebb/internal/keys"
 	"github.com/ebbdb/ebb/internal/storage"
@@ -89,11 +89,7 @@ func (e *Engine) splitForSize(ctx context.Context, c *container) (bool, error) {
 	if e.splitSize <= 0 || len(c.layout.live) >= keyspace.MaxPartitions {
 		return false, nil
 	}
-	var states []collState
-	err := e.store.View(ctx, func(r storage.Reader) (err error) {
-		states, err = readPartitionStates(r, c)
-		return err
-	})
+	states, err := e.partitionStates(ctx, c)
 	if err != nil {
 		return false, ignoreDeleted(err)
 	}
@@ -139,7 +135,10 @@ type epkSample struct {
 // between two of a uniform sample of its items, sorted by EPK, that
 // comes nearest to halving the sample's bytes. It returns "" when all of
 // p's items have one EPK. Items are keyed by partition key, not EPK, so
-// it reads the whole container's keys.
+// it reads the whole container's keys. It reads them as stored, not
+// through the visible-items reader: a partition's size is what it
+// stores, expired items included until they are purged, as its usage
+// counts it.
 func (e *Engine) sizeSplitPoint(ctx context.Context, c *container, p int) (string, error) {
 	prefix := keyspace.CollPrefix(keyspace.Doc, c.rid)
 	start, end := prefix, keys.PrefixEnd(prefix)
@@ -181,7 +180,7 @@ func (e *Engine) sizeSplitPoint(ctx context.Context, c *container, p int) (strin
 						continue
 					}
 				}
-				s := epkSample{headText(head), len(it.Value())}
+				s := epkSample{document.HeadText(head), len(it.Value())}
 				if j == len(samples) {
 					samples = append(samples, s)
 				} else {
@@ -197,11 +196,8 @@ func (e *Engine) sizeSplitPoint(ctx context.Context, c *container, p int) (strin
 	if seen == 0 {
 		return "", nil
 	}
-	return halvingEPK(samples, headText(lo), headText(hi)), nil
+	return halvingEPK(samples, document.HeadText(lo), document.HeadText(hi)), nil
 }
-
-// headText writes a head as an EPK bound: 32 upper-case hex digits.
-func headText(head [16]byte) string { return fmt.Sprintf("%X", head[:]) }
 
 // halvingEPK returns the boundary that comes nearest to halving the
 // bytes of samples, items of a partition whose least and greatest EPKs
@@ -277,11 +273,7 @@ func (e *Engine) Partitions(ctx context.Context, dbID, collID string) (Partition
 	if err != nil {
 		return PartitionsStatus{}, err
 	}
-	var states []collState
-	err = e.store.View(ctx, func(r storage.Reader) (err error) {
-		states, err = readPartitionStates(r, c)
-		return err
-	})
+	states, err := e.partitionStates(ctx, c)
 	if err != nil {
 		return PartitionsStatus{}, err
 	}

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/ebbdb/ebb/internal/storage"
 )
 
 // TestSizeSplits: a partition whose documents grow past the split size
@@ -162,12 +160,7 @@ func writePadded(t *testing.T, e *Engine, coll, pk, id, fields string) {
 // partitionStates reads the write states of coll's live partitions.
 func partitionStates(t *testing.T, e *Engine, coll string) []collState {
 	t.Helper()
-	c := mustContainer(t, e, coll)
-	var sts []collState
-	err := e.store.View(context.Background(), func(r storage.Reader) (err error) {
-		sts, err = readPartitionStates(r, c)
-		return err
-	})
+	sts, err := e.partitionStates(context.Background(), mustContainer(t, e, coll))
 	if err != nil {
 		t.Fatal(err)
 	}

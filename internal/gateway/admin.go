@@ -57,8 +57,7 @@ func (g *Gateway) readClock(w http.ResponseWriter, r *http.Request) error {
 }
 
 func writeClock(w http.ResponseWriter, now time.Time) error {
-	out, _ := json.Marshal(map[string]any{"now": now.UTC().Format(time.RFC3339Nano), "epochSeconds": now.Unix()})
-	return writeResource(w, http.StatusOK, engine.Resource{Body: out, Charge: 1})
+	return writeJSON(w, map[string]any{"now": now.UTC().Format(time.RFC3339Nano), "epochSeconds": now.Unix()}, 1)
 }
 
 // ttlStatus serves GET /_ebb/containers/{db}/{coll}/ttl.
@@ -90,11 +89,7 @@ func (g *Gateway) partitionDeletes(w http.ResponseWriter, r *http.Request) error
 	for _, d := range ds {
 		out.Deletes = append(out.Deletes, entry{PartitionKey: d.PartitionKey, RequestedAt: d.RequestedAt, Remaining: d.Remaining, Capped: d.Capped})
 	}
-	body, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
+	return writeJSON(w, out, 1)
 }
 
 // partitions serves GET /_ebb/containers/{db}/{coll}/partitions: the
@@ -105,11 +100,7 @@ func (g *Gateway) partitions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
-	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: 1})
+	return writeJSON(w, st, 1)
 }
 
 // splitPartition serves POST /_ebb/containers/{db}/{coll}/split: it
@@ -133,14 +124,10 @@ func (g *Gateway) splitPartition(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := json.Marshal(struct {
+	return writeJSON(w, struct {
 		Parent   string   `json:"partitionKeyRangeId"`
 		Children []string `json:"children"`
-	}{res.Parent, res.Children})
-	if err != nil {
-		return err
-	}
-	return writeResource(w, http.StatusOK, engine.Resource{Body: out, Charge: 1})
+	}{res.Parent, res.Children}, 1)
 }
 
 // backup serves GET /_ebb/backup: a tar archive of a consistent snapshot
@@ -211,6 +198,15 @@ func (g *Gateway) importItems(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, _ := json.Marshal(res)
-	return writeResource(w, http.StatusOK, engine.Resource{Body: out, Charge: res.Charge})
+	return writeJSON(w, res, res.Charge)
+}
+
+// writeJSON answers an administrative request with v as JSON, at charge
+// request units.
+func writeJSON(w http.ResponseWriter, v any, charge float64) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeResource(w, http.StatusOK, engine.Resource{Body: body, Charge: charge})
 }

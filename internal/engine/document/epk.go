@@ -229,6 +229,18 @@ func appendHashEPKV2(dst, data []byte, routing bool) []byte {
 	if routing {
 		b[0] &= 0x3F
 	}
+	return appendEPKHex(dst, b[:])
+}
+
+// HeadText writes an EPK head as an EPK (and a range bound) is written:
+// its 32 upper-case hex digits.
+func HeadText(head [16]byte) string {
+	var b [32]byte
+	return string(appendEPKHex(b[:0], head[:]))
+}
+
+// appendEPKHex appends b in upper-case hex, as EPKs are written.
+func appendEPKHex(dst, b []byte) []byte {
 	const digits = "0123456789ABCDEF"
 	for _, c := range b {
 		dst = append(dst, digits[c>>4], digits[c&0xF])
