@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ebbdb/ebb/internal/race"
 )
 
 // TestBody writes rows of every size a page meets (small, filling a
@@ -81,7 +83,7 @@ func repeatRows(n int, row func(i int) any) []any {
 // TestBodyReuse checks that a page's rows are written into chunks a
 // released body gave back: a page after the first allocates no chunk.
 func TestBodyReuse(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector makes sync.Pool drop chunks")
 	}
 	row := []byte(`"` + strings.Repeat("x", 1000) + `"`)

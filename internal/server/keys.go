@@ -63,11 +63,12 @@ func (s *Server) ReloadKeys() error {
 	return nil
 }
 
-// watchKeyFile reloads the keys when the key file changes, until
-// Shutdown.
-func (s *Server) watchKeyFile(c clock.Clock) {
+// watchKeyFile reloads the keys when the key file changes, looking every
+// poll, until Shutdown. Start reads keyFilePoll for it, so that a test
+// may set the variable back while the watcher runs.
+func (s *Server) watchKeyFile(c clock.Clock, poll time.Duration) {
 	for {
-		tick, cancel := c.After(keyFilePoll)
+		tick, cancel := c.After(poll)
 		select {
 		case <-s.stopWatch:
 			cancel()

@@ -384,7 +384,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		go s.metricsHTTP.Serve(s.metricsListener)
 	}
 	if cfg.KeyFile != "" {
-		go s.watchKeyFile(wall)
+		go s.watchKeyFile(wall, keyFilePoll)
 	}
 	go func() {
 		var err error

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ebbdb/ebb/internal/race"
 )
 
 // dataset is a seeded set of clustered vectors and of queries drawn
@@ -153,7 +155,7 @@ func build(metric Metric, vectors [][]float32) *Index {
 // recallSize is the recall tests' set: 10,000 vectors of 96
 // dimensions, fewer under the race detector, which slows them tenfold.
 func recallSize() int {
-	if raceEnabled {
+	if race.Enabled {
 		return 1000
 	}
 	return 10000
@@ -464,7 +466,7 @@ func TestReproducible(t *testing.T) {
 // TestSearchAllocs checks that a search allocates its result and
 // nothing else: its working memory is pooled.
 func TestSearchAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector has sync.Pool drop what it is given")
 	}
 	ds := embeddings.generate(31, 2000, 2, 32)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package ann
-
-const raceEnabled = false
