@@ -17,7 +17,9 @@ type Workload struct {
 	// Preload is how many 1 KB items are loaded before timing.
 	Preload int
 	// Target is the share of the ceiling's throughput Ebb aims for
-	// (0.9 = 90%); 0 means no target.
+	// (0.9 = 90%); 0 means no target. Where two goals have been set for
+	// a workload, it is the stricter (8-client reads: 92%, not the
+	// harness's first 85%).
 	Target float64
 	// Writes says the workload writes, so that on durable storage it is
 	// also run against the durable ceiling.
@@ -39,7 +41,7 @@ const preload = 1000
 var Workloads = []Workload{
 	{Name: "read", Title: "point read, 1 KB, sequential", Concurrency: 1, Preload: preload, Target: 0.90, Op: read},
 	{Name: "upsert", Title: "upsert, 1 KB, sequential", Concurrency: 1, Preload: preload, Target: 0.75, Writes: true, Op: upsert},
-	{Name: "read-8", Title: "point read, 1 KB, 8 concurrent", Concurrency: concurrentClients, Preload: preload, Target: 0.85, Op: read},
+	{Name: "read-8", Title: "point read, 1 KB, 8 concurrent", Concurrency: concurrentClients, Preload: preload, Target: 0.92, Op: read},
 	{Name: "upsert-8", Title: "upsert, 1 KB, 8 concurrent", Concurrency: concurrentClients, Preload: preload, Target: 0.75, Writes: true, Op: upsert},
 	{Name: "feed", Title: "query page, 100 × 1 KB, sequential", Concurrency: 1, Preload: preload, Op: feedPage},
 	{Name: "create", Title: "create, 1 KB, sequential", Concurrency: 1, Writes: true, Op: create},
