@@ -2,7 +2,9 @@
 // query: sent straight to the server (the default), and through the query
 // plan (forceQueryPlan), where the SDK rewrites ORDER BY, aggregates,
 // DISTINCT, GROUP BY and OFFSET/LIMIT and merges the pages itself. Both
-// must give the same answers, page by page or all at once.
+// must give the same answers, page by page or all at once, on a container
+// of one range and on one of four, where the SDK fans the query out over
+// the ranges and merges their pages.
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -13,6 +15,7 @@ import { newClient, uniqueId } from "../lib/cosmos.js";
 let server;
 let client;
 let container;
+let fourRanges;
 
 const people = [
   { id: "1", pk: "a", name: "ada", age: 36, city: "london", tags: ["math", "code"] },
@@ -28,9 +31,22 @@ before(async () => {
   client = newClient(server.endpoint);
   const { database } = await client.databases.create({ id: uniqueId("db-query") });
   ({ container } = await database.containers.create({ id: "people", partitionKey: { paths: ["/pk"] } }));
+  // Every person a logical partition of their own, so that the people
+  // are spread over the four ranges.
+  ({ container: fourRanges } = await database.containers.create(
+    { id: "people-4", partitionKey: { paths: ["/pk"], version: 2 } },
+    { initialHeaders: { "x-ebb-partition-count": "4" } },
+  ));
   for (const p of people) {
     await container.items.create(p);
+    await fourRanges.items.create({ ...p, pk: p.name });
   }
+  const ranges = new Set();
+  for (const p of people) {
+    const { headers } = await fourRanges.item(p.id, p.name).read();
+    ranges.add(headers["x-ms-session-token"].split(":")[0]); // <range id>:<token>
+  }
+  assert.ok(ranges.size > 1, `the people are all in range ${[...ranges]}`);
 });
 
 after(async () => {
@@ -61,29 +77,31 @@ const cases = [
 
 const key = (v) => JSON.stringify(v);
 
-for (const forceQueryPlan of [false, true]) {
-  describe(forceQueryPlan ? "through the query plan" : "sent to the server", () => {
-    for (const c of cases) {
-      test(c.title ?? c.q, async () => {
-        const spec = { query: c.q, parameters: c.params ?? [] };
-        const { resources } = await container.items.query(spec, { forceQueryPlan }).fetchAll();
-        const got = c.unordered ? [...resources].sort((a, b) => key(a).localeCompare(key(b))) : resources;
-        const want = c.unordered ? [...c.want].sort((a, b) => key(a).localeCompare(key(b))) : c.want;
-        assert.deepEqual(got, want);
-      });
-    }
-
-    test("fetchNext pages ORDER BY results two at a time, in order", async () => {
-      const it = container.items.query("SELECT VALUE c.name FROM c ORDER BY c.name", { forceQueryPlan, maxItemCount: 2 });
-      const seen = [];
-      while (it.hasMoreResults()) {
-        const { resources } = await it.fetchNext();
-        assert.ok(resources.length <= 2, `a page of ${resources.length}`);
-        seen.push(...resources);
+for (const [where, target] of [["one range", () => container], ["four ranges", () => fourRanges]]) {
+  for (const forceQueryPlan of [false, true]) {
+    describe(`${where}, ${forceQueryPlan ? "through the query plan" : "sent to the server"}`, () => {
+      for (const c of cases) {
+        test(c.title ?? c.q, async () => {
+          const spec = { query: c.q, parameters: c.params ?? [] };
+          const { resources } = await target().items.query(spec, { forceQueryPlan }).fetchAll();
+          const got = c.unordered ? [...resources].sort((a, b) => key(a).localeCompare(key(b))) : resources;
+          const want = c.unordered ? [...c.want].sort((a, b) => key(a).localeCompare(key(b))) : c.want;
+          assert.deepEqual(got, want);
+        });
       }
-      assert.deepEqual(seen, ["ada", "bob", "cy", "dee", "eve", "fay"]);
+
+      test("fetchNext pages ORDER BY results two at a time, in order", async () => {
+        const it = target().items.query("SELECT VALUE c.name FROM c ORDER BY c.name", { forceQueryPlan, maxItemCount: 2 });
+        const seen = [];
+        while (it.hasMoreResults()) {
+          const { resources } = await it.fetchNext();
+          assert.ok(resources.length <= 2, `a page of ${resources.length}`);
+          seen.push(...resources);
+        }
+        assert.deepEqual(seen, ["ada", "bob", "cy", "dee", "eve", "fay"]);
+      });
     });
-  });
+  }
 }
 
 test("a syntax error is a 400 that names the problem and where", async () => {
