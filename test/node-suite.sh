@@ -1,5 +1,7 @@
 # Sourced by the node test suites' run.sh (test/js, test/browser): builds
 # ./cmd/ebb into a temporary directory for the tests to start (EBB_BIN),
+# with EBB_BUILD_FLAGS if set (EBB_BUILD_FLAGS=-race: a data race makes
+# the server exit with status 66, which fails the test that stops it),
 # installs the suite's locked npm packages if node_modules is missing,
 # and leaves the shell in the suite's directory with the test files as
 # "$@" (all of tests/*.test.js when none were given).
@@ -11,7 +13,8 @@ bindir="$(mktemp -d "${TMPDIR:-/tmp}/ebb-node-suite.XXXXXX")"
 trap 'rm -rf "$bindir"' EXIT
 
 echo "building ebb..." >&2
-(cd "$root" && go build -o "$bindir/ebb" ./cmd/ebb)
+# shellcheck disable=SC2086 # the flags are words
+(cd "$root" && go build ${EBB_BUILD_FLAGS:-} -o "$bindir/ebb" ./cmd/ebb)
 export EBB_BIN="$bindir/ebb"
 
 cd "$here"
