@@ -50,7 +50,18 @@ type TimeGuard struct {
 	// aheadSince is guarded by mu: the monotonic reading when the wall
 	// clock was first seen ahead, while ahead is set.
 	aheadSince time.Duration
+
+	// onJump is called when a forward jump is first seen (see OnJump).
+	onJump atomic.Pointer[func()]
 }
+
+// OnJump has fn called when the guard first sees the wall clock ahead,
+// the moment from which WakeAt answers earlier than before: a timer set
+// for an instant before the jump was seen waits for the monotonic reading
+// at which the instant would have come without the jump, perhaps hours
+// past the jump's acceptance, when the instant leaps ahead. fn runs with
+// the guard locked, so it must only signal (it may not read the guard).
+func (g *TimeGuard) OnJump(fn func()) { g.onJump.Store(&fn) }
 
 // anchor is a wall reading and the monotonic reading taken with it.
 type anchor struct {
@@ -143,6 +154,9 @@ func (g *TimeGuard) trustedLocked(wall time.Time, el time.Duration) time.Time {
 		if !g.ahead.Load() {
 			g.aheadSince = el
 			g.ahead.Store(true)
+			if fn := g.onJump.Load(); fn != nil {
+				(*fn)()
+			}
 		}
 		if el-g.aheadSince < g.grace {
 			return est

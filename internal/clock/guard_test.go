@@ -106,3 +106,39 @@ func BenchmarkTimeGuardNow(b *testing.B) {
 		}
 	})
 }
+
+// TestOnJump: the guard calls its OnJump function when it first sees the
+// wall clock ahead, whichever reading sees it, and not again for the same
+// jump, nor for drift within slack or a step back.
+func TestOnJump(t *testing.T) {
+	c := NewManual(t0)
+	g, _ := NewTimeGuard(c, 10*time.Minute, time.Time{})
+	jumps := 0
+	g.OnJump(func() { jumps++ })
+	expect := func(when string, want int) {
+		t.Helper()
+		if jumps != want {
+			t.Fatalf("%s: OnJump called %d times, want %d", when, jumps, want)
+		}
+	}
+
+	c.StepWall(500 * time.Millisecond)
+	g.Now()
+	c.StepWall(-time.Hour)
+	g.Now()
+	expect("drift within slack and a step back", 0)
+	c.StepWall(time.Hour) // back where it was: not ahead
+	c.StepWall(24 * time.Hour)
+	expect("a jump no reading has seen", 0)
+	g.WakeAt(t0.Add(time.Hour))
+	expect("a timer's target, which sees the jump", 1)
+	g.Now()
+	c.Advance(5 * time.Minute)
+	g.Now()
+	expect("further readings during the jump", 1)
+	c.Advance(5 * time.Minute)
+	g.Now() // believed
+	c.StepWall(24 * time.Hour)
+	g.Now()
+	expect("a second jump after the first was believed", 2)
+}

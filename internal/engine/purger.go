@@ -22,8 +22,10 @@ import (
 // at the purge instant and deleted by removeItem, so a purge is a delete
 // in every index and in the feed.
 
+// newPurger makes e's purger; the time guard retimes it when it sees the
+// wall clock jump ahead.
 func newPurger(e *Engine) *purger.Purger {
-	return purger.New(purgeHost{e}, purger.Config{
+	p := purger.New(purgeHost{e}, purger.Config{
 		Clock:     e.clock,
 		Real:      e.real,
 		Now:       e.guard.Now,
@@ -34,6 +36,8 @@ func newPurger(e *Engine) *purger.Purger {
 		OnPurge:   e.onPurge,
 		Busy:      e.fg.busy,
 	})
+	e.guard.OnJump(p.Retime)
+	return p
 }
 
 // purgeItemEstimate is what purging one small item costs, for sizing a

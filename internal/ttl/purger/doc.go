@@ -46,7 +46,12 @@
 // purged up to. The loop's timer is set on the engine clock with an
 // absolute target (clock.At, Config.WakeAt) on the monotonic axis, so
 // time that passes while it sets the timer is not lost and a manual
-// clock's Advance fires it at once.
+// clock's Advance fires it at once. A target is where the deadline lies
+// on that axis as the guard knows the clock when the timer is set; once
+// the guard sees the wall clock jump ahead, the deadline may come as soon
+// as the jump is believed, so the guard retimes the loop (Retime, through
+// clock.TimeGuard.OnJump) rather than leave it asleep until the monotonic
+// clock alone reaches the old target, hours later for a jump of hours.
 //
 // # Throttle
 //

@@ -196,19 +196,33 @@ func (h *fakeHost) PurgeBatch(c ContainerID, from Cursor, now int64, limit int) 
 // fakeBudget allows what it holds and refills only when told.
 type fakeBudget struct {
 	mu sync.Mutex
-	// All fields are guarded by mu.
+	// All fields but answered are guarded by mu.
 	units   float64
 	wait    time.Duration // what PurgeAllowance says when units < min
 	charged float64
+	answers int // PurgeAllowance calls
+	// answered, when set, runs after each PurgeAllowance, as time that
+	// passes before the purger acts on the answer.
+	answered func()
 }
 
 func (b *fakeBudget) PurgeAllowance(min float64, now time.Duration) (float64, time.Duration) {
+	if b.answered != nil {
+		defer b.answered()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.answers++
 	if b.units >= min {
 		return b.units, 0
 	}
 	return 0, b.wait
+}
+
+func (b *fakeBudget) answerCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.answers
 }
 
 func (b *fakeBudget) ChargePurge(ru float64, now time.Duration) {
@@ -238,6 +252,7 @@ var start = time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
 type rig struct {
 	h         *fakeHost
 	clk, real *clock.Manual
+	guard     *clock.TimeGuard
 	m         *metrics.Registry
 	p         *Purger
 	lags      []time.Duration // guarded by lagsMu
@@ -268,6 +283,7 @@ func newRig(t *testing.T) *rig {
 	t.Helper()
 	r := &rig{h: newFakeHost(), clk: clock.NewManual(start), real: clock.NewManual(start), m: metrics.New()}
 	g, _ := clock.NewTimeGuard(r.clk, 10*time.Minute, time.Time{})
+	r.guard = g
 	r.p = New(r.h, Config{
 		Clock: r.clk, Real: r.real, ItemUnits: 1, Metrics: r.m,
 		Log: slog.New(slog.NewTextHandler(&r.log, &slog.HandlerOptions{
@@ -290,6 +306,7 @@ func newRig(t *testing.T) *rig {
 			r.lagsMu.Unlock()
 		},
 	})
+	g.OnJump(r.p.Retime) // as the engine wires them
 	t.Cleanup(r.p.Stop)
 	return r
 }

@@ -22,13 +22,14 @@ func (p *Purger) purgeDue() {
 			continue
 		}
 		label := p.host.Label(d.c)
-		wait, err := p.purgeContainer(d.c, label, now, d.at)
+		wait, from, err := p.purgeContainer(d.c, label, now, d.at)
 		if err != nil {
 			p.cfg.Log.Error("ttl: purge", "container", label, "err", err)
-			wait = time.Second // try again, but never spin on a failing store
+			// Try again, but never spin on a failing store.
+			wait, from = time.Second, p.cfg.Real.Elapsed()
 		}
 		if wait > 0 {
-			p.throttle(d.c, d.at, wait)
+			p.throttle(d.c, d.at, from+wait)
 			continue
 		}
 		p.plan(d.c)
@@ -37,25 +38,30 @@ func (p *Purger) purgeDue() {
 
 // purgeContainer deletes the items of c that have expired by now, in
 // batches. When another node holds c's lease, or c's budget has nothing
-// to spare, it stops and returns how long to wait; since is when c's
-// earliest item expired.
-func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (wait time.Duration, err error) {
+// to spare, it stops and returns how long to wait from the real clock's
+// reading from, the one the wait was reckoned at: read again later, after
+// the clock has moved, it would put the retry past the moment the wait
+// ends (and a manual clock advanced just that far would never wake the
+// purger); since is when c's earliest item expired.
+func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (wait, from time.Duration, err error) {
 	m := p.cfg.Metrics
+	from = p.cfg.Real.Elapsed()
 	if ok, wait, err := p.host.HoldLease(c); err != nil || !ok {
-		return wait, err // another node purges it; look again when its lease ends
+		return wait, from, err // another node purges it; look again when its lease ends
 	}
 	b := p.host.Budget(c)
 	for {
 		limit := maxBatch
 		if b != nil {
-			allow, wait := b.PurgeAllowance(p.cfg.ItemUnits, p.cfg.Real.Elapsed())
+			from = p.cfg.Real.Elapsed()
+			allow, wait := b.PurgeAllowance(p.cfg.ItemUnits, from)
 			if wait > 0 {
 				m.TTLPurgeThrottled.WithLabelValues(label).Add(wait.Seconds())
 				m.TTLOldestUnpurged.WithLabelValues(label).Set(float64(now - since))
 				if n, err := p.host.CountDue(c, now); err == nil {
 					m.TTLBacklog.WithLabelValues(label).Set(float64(n))
 				}
-				return wait, nil
+				return wait, from, nil
 			}
 			limit = max(1, min(maxBatch, int(allow/p.cfg.ItemUnits)))
 		}
@@ -66,7 +72,7 @@ func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (
 		t0 := p.cfg.Real.Elapsed()
 		r, err := p.host.PurgeBatch(c, p.cursor(c), now, limit)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if busy {
 			p.pause(max(p.cfg.Real.Elapsed()-t0, minBusyPause))
@@ -75,7 +81,7 @@ func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (
 			m.TTLBacklog.WithLabelValues(label).Set(0)
 			m.TTLOldestUnpurged.WithLabelValues(label).Set(0)
 			p.summarize(c, label, true)
-			return 0, nil
+			return 0, 0, nil
 		}
 		p.mu.Lock()
 		p.cursors[c] = r.Next
@@ -89,7 +95,7 @@ func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (
 		if drained {
 			m.TTLBacklog.WithLabelValues(label).Set(0)
 			m.TTLOldestUnpurged.WithLabelValues(label).Set(0)
-			return 0, nil
+			return 0, 0, nil
 		}
 	}
 }

@@ -96,6 +96,11 @@ func (p *Purger) Stop() {
 	}
 }
 
+// Retime has the loop set its timer again, because the instants' place
+// on the clock's readings has moved (Config.WakeAt answers earlier): the
+// time guard saw the wall clock jump ahead (clock.TimeGuard.OnJump).
+func (p *Purger) Retime() { p.signal() }
+
 func (p *Purger) signal() {
 	select {
 	case p.wake <- struct{}{}:

@@ -38,6 +38,25 @@ func TestSleepsUntilEarliestDeadline(t *testing.T) {
 	}
 }
 
+// TestWallJumpRetimes: the loop sleeping until an item's deadline wakes
+// when the time guard first sees the wall clock jump ahead, and purges
+// the item once the guard believes the jump (after its grace), not when
+// the monotonic clock would have reached the deadline without the jump.
+func TestWallJumpRetimes(t *testing.T) {
+	r := newRig(t)
+	a := ContainerID{1}
+	r.h.add(a, s0+3600)
+	r.startAndSettle(t, 1) // the timer is set for an hour on
+
+	r.clk.StepWall(24 * time.Hour)
+	r.guard.Now() // a request reads the clock: the jump is seen, not yet believed
+	r.clk.Advance(10 * time.Minute)
+	waitUntil(t, "the purge once the jump is believed", func() bool { return r.h.stored(a) == 0 })
+	if calls := r.h.batchCalls(); len(calls) != 1 || calls[0].now != s0+24*3600+600 {
+		t.Fatalf("batches %+v, want one at the believed instant, +24h10m", calls)
+	}
+}
+
 // TestIdleCostsNothing: with nothing due, time passing costs no wake-up
 // and no call to the host beyond the first plan.
 func TestIdleCostsNothing(t *testing.T) {
@@ -110,8 +129,10 @@ func TestPurgesOnlyOnThePurgeInstant(t *testing.T) {
 	r.startAndSettle(t, 1)
 
 	r.clk.StepWall(time.Hour)
-	r.p.ReplanAll() // wakes the loop for a pass
-	waitUntil(t, "a pass after the jump", func() bool { return r.h.count("Now") == 1 })
+	// Wakes the loop for a pass, whose reading of the clock sees the jump
+	// and retimes the loop: a second pass, which purges nothing either.
+	r.p.ReplanAll()
+	waitUntil(t, "a pass after the jump", func() bool { return r.h.count("Now") >= 1 })
 	r.clk.Advance(10 * time.Second)
 	waitUntil(t, "the purge at +10 monotonic", func() bool { return r.h.stored(a) == 0 })
 	if calls := r.h.batchCalls(); len(calls) != 1 || calls[0].now != s0+10 {

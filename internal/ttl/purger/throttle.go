@@ -12,9 +12,8 @@ type throttled struct {
 }
 
 // throttle takes c, whose deadline was at, out of the heap's way until
-// wait has passed on the real clock.
-func (p *Purger) throttle(c ContainerID, at int64, wait time.Duration) {
-	retry := p.cfg.Real.Elapsed() + wait
+// the real clock reads retry.
+func (p *Purger) throttle(c ContainerID, at int64, retry time.Duration) {
 	p.mu.Lock()
 	p.throttled[c] = throttled{at: at, retry: retry}
 	p.mu.Unlock()

@@ -2,6 +2,7 @@ package purger
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -49,6 +50,26 @@ func TestThrottledWaitsOnRealClock(t *testing.T) {
 	r.real.Advance(2 * time.Second)
 	waitUntil(t, "the purge after the real-clock wait", func() bool { return r.h.stored(a) == 0 })
 	waitUntil(t, "the backlog gauge to clear", func() bool { return value(r.m.TTLBacklog.WithLabelValues(label)) == 0 })
+}
+
+// TestRetryCountsFromTheAnswer: a budget's wait counts from the real
+// clock's reading it was given, not from a later one: with the clock
+// advanced, between the answer and the purger acting on it, to just when
+// the wait ends, the purger asks again at once instead of waiting as long
+// again.
+func TestRetryCountsFromTheAnswer(t *testing.T) {
+	r := newRig(t)
+	a := ContainerID{1}
+	fc := r.h.add(a, s0+1)
+	var once sync.Once
+	b := &fakeBudget{wait: 2 * time.Second, answered: func() {
+		once.Do(func() { r.real.Advance(2 * time.Second) })
+	}}
+	fc.budget = b
+	r.startAndSettle(t, 1)
+
+	r.clk.Advance(time.Second)
+	waitUntil(t, "the budget to be asked again when its wait ends", func() bool { return b.answerCount() >= 2 })
 }
 
 // TestLeaseHeldElsewhere: while another node holds the lease the
