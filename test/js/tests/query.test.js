@@ -114,44 +114,73 @@ test("a syntax error is a 400 that names the problem and where", async () => {
 
 describe("ORDER BY read in order from the indexes", () => {
   let indexed;
+  let indexed4; // the same on four ranges, a person to a logical partition
+  const everyone = [...people, { id: "7", pk: "a", name: "gus" }, { id: "8", pk: "b", name: "hal", city: "oslo" }];
   before(async () => {
     const { database } = await client.databases.create({ id: uniqueId("db-orderby") });
-    ({ container: indexed } = await database.containers.create({
-      id: "indexed",
-      partitionKey: { paths: ["/pk"] },
-      indexingPolicy: {
-        compositeIndexes: [[{ path: "/city", order: "ascending" }, { path: "/age", order: "descending" }]],
-      },
-    }));
-    for (const p of [...people, { id: "7", pk: "a", name: "gus" }, { id: "8", pk: "b", name: "hal", city: "oslo" }]) {
+    const indexingPolicy = {
+      compositeIndexes: [[{ path: "/city", order: "ascending" }, { path: "/age", order: "descending" }]],
+    };
+    ({ container: indexed } = await database.containers.create({ id: "indexed", partitionKey: { paths: ["/pk"] }, indexingPolicy }));
+    ({ container: indexed4 } = await database.containers.create(
+      { id: "indexed-4", partitionKey: { paths: ["/pk"], version: 2 }, indexingPolicy },
+      { initialHeaders: { "x-ebb-partition-count": "4" } },
+    ));
+    for (const p of everyone) {
       await indexed.items.create(p);
+      await indexed4.items.create({ ...p, pk: p.name });
     }
     const { resource } = await indexed.read();
     assert.deepEqual(resource.indexingPolicy.compositeIndexes[0][1], { path: "/age", order: "descending" });
   });
 
+  // by gives a case's sort key of a person: across ranges, people with
+  // equal keys may come in another order (the SDK merges the ranges'
+  // ties by range), so there the keys must be in order and the people
+  // the same.
+  const byAge = (p) => [p.age];
+  const byCityAge = (p) => [p.city, p.age];
+  // mixed: some rows lack a sort value. @azure/cosmos 4.9.3 refuses to
+  // merge such rows across ranges ("Cannot execute cross partition
+  // order-by queries on mixed types", whichever server answers:
+  // OrderByDocumentProducerComparator.validateOrderByItems), so on four
+  // ranges only the other cases run.
   const orderCases = [
     // Items lacking the path come first ascending, last descending.
-    { q: "SELECT VALUE c.name FROM c ORDER BY c.age", want: ["gus", "hal", "fay", "bob", "dee", "ada", "cy", "eve"] },
-    { q: "SELECT VALUE c.name FROM c ORDER BY c.age DESC", want: ["eve", "cy", "ada", "dee", "bob", "fay", "hal", "gus"] },
+    { q: "SELECT VALUE c.name FROM c ORDER BY c.age", want: ["gus", "hal", "fay", "bob", "dee", "ada", "cy", "eve"], by: byAge, mixed: true },
+    { q: "SELECT VALUE c.name FROM c ORDER BY c.age DESC", want: ["eve", "cy", "ada", "dee", "bob", "fay", "hal", "gus"], by: byAge, mixed: true },
+    { q: "SELECT VALUE c.name FROM c WHERE IS_NUMBER(c.age) ORDER BY c.age", want: ["fay", "bob", "dee", "ada", "cy", "eve"], by: byAge },
     // The composite index, forwards and backwards.
-    { q: "SELECT VALUE c.name FROM c ORDER BY c.city, c.age DESC", want: ["gus", "cy", "ada", "fay", "hal", "eve", "bob", "dee"] },
-    { q: "SELECT VALUE c.name FROM c ORDER BY c.city DESC, c.age", want: ["dee", "bob", "eve", "hal", "fay", "ada", "cy", "gus"] },
-    { q: "SELECT TOP 3 VALUE c.name FROM c WHERE c.age > 20 ORDER BY c.age DESC", want: ["eve", "cy", "ada"] },
+    { q: "SELECT VALUE c.name FROM c ORDER BY c.city, c.age DESC", want: ["gus", "cy", "ada", "fay", "hal", "eve", "bob", "dee"], by: byCityAge, mixed: true },
+    { q: "SELECT VALUE c.name FROM c ORDER BY c.city DESC, c.age", want: ["dee", "bob", "eve", "hal", "fay", "ada", "cy", "gus"], by: byCityAge, mixed: true },
+    {
+      q: "SELECT VALUE c.name FROM c WHERE IS_STRING(c.city) AND IS_NUMBER(c.age) ORDER BY c.city DESC, c.age",
+      want: ["dee", "bob", "eve", "fay", "ada", "cy"],
+      by: byCityAge,
+    },
+    { q: "SELECT TOP 3 VALUE c.name FROM c WHERE c.age > 20 ORDER BY c.age DESC", want: ["eve", "cy", "ada"], by: byAge },
   ];
-  for (const forceQueryPlan of [false, true]) {
-    for (const c of orderCases) {
-      test(`${c.q}${forceQueryPlan ? " (query plan)" : ""}, in pages of 3`, async () => {
-        const { resources } = await indexed.items.query(c.q, { forceQueryPlan }).fetchAll();
-        assert.deepEqual(resources, c.want);
-        const it = indexed.items.query(c.q, { forceQueryPlan, maxItemCount: 3 });
-        const seen = [];
-        while (it.hasMoreResults()) {
-          const { resources: page } = await it.fetchNext();
-          seen.push(...page);
-        }
-        assert.deepEqual(seen, c.want);
-      });
+  const person = (name) => everyone.find((p) => p.name === name);
+  for (const [where, target, exact] of [["", () => indexed, true], [" on four ranges", () => indexed4, false]]) {
+    const check = (got, c) => {
+      if (exact) return assert.deepEqual(got, c.want);
+      assert.deepEqual(got.map((n) => c.by(person(n))), c.want.map((n) => c.by(person(n))), c.q);
+      assert.deepEqual([...got].sort(), [...c.want].sort(), c.q);
+    };
+    for (const forceQueryPlan of [false, true]) {
+      for (const c of orderCases.filter((c) => exact || !c.mixed)) {
+        test(`${c.q}${forceQueryPlan ? " (query plan)" : ""}${where}, in pages of 3`, async () => {
+          const { resources } = await target().items.query(c.q, { forceQueryPlan }).fetchAll();
+          check(resources, c);
+          const it = target().items.query(c.q, { forceQueryPlan, maxItemCount: 3 });
+          const seen = [];
+          while (it.hasMoreResults()) {
+            const { resources: page } = await it.fetchNext();
+            seen.push(...page);
+          }
+          check(seen, c);
+        });
+      }
     }
   }
 
