@@ -38,11 +38,11 @@ func (p *Purger) purgeDue() {
 
 // purgeContainer deletes the items of c that have expired by now, in
 // batches. When another node holds c's lease, or c's budget has nothing
-// to spare, it stops and returns how long to wait from the real clock's
-// reading from, the one the wait was reckoned at: read again later, after
-// the clock has moved, it would put the retry past the moment the wait
-// ends (and a manual clock advanced just that far would never wake the
-// purger); since is when c's earliest item expired.
+// to spare, it stops and returns how long to wait, counted from from: the
+// real clock's reading the wait was reckoned at. (A later reading would
+// make the retry late by the time in between; with a manual clock moved
+// just to the wait's end, it would never come.) since is when c's
+// earliest item expired.
 func (p *Purger) purgeContainer(c ContainerID, label string, now, since int64) (wait, from time.Duration, err error) {
 	m := p.cfg.Metrics
 	from = p.cfg.Real.Elapsed()
