@@ -142,3 +142,83 @@ func TestOnJump(t *testing.T) {
 	g.Now()
 	expect("a second jump after the first was believed", 2)
 }
+
+// FuzzTimeGuard drives a guard through arbitrary sequences of time
+// passing, wall-clock steps and Sets, and holds it to its contract:
+// the instant never goes backwards; OnJump is called exactly when the
+// guard starts distrusting the wall clock; and a timer set for an instant
+// (WakeAt) is never late: once the clock has passed the reading WakeAt
+// gave, with no fault since, the instant has reached it.
+func FuzzTimeGuard(f *testing.F) {
+	f.Add([]byte{0, 10, 1, 200, 2, 5, 0, 60, 3, 0, 4, 30})
+	f.Add([]byte{1, 255, 2, 0, 0, 100, 2, 0, 0, 255, 0, 255, 4, 200})
+	f.Add([]byte{1, 3, 3, 9, 0, 1, 1, 130, 2, 1, 4, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		c := NewManual(t0)
+		g, _ := NewTimeGuard(c, 10*time.Minute, time.Time{})
+		jumps, flips := 0, 0
+		g.OnJump(func() { jumps++ })
+		// amount reads a byte as a duration from a second to about a day,
+		// signed when signed is set.
+		amount := func(b byte, signed bool) time.Duration {
+			d := time.Duration(b&0x7f) * time.Duration(b&0x7f) * 5 * time.Second
+			if signed && b&0x80 != 0 {
+				return -d
+			}
+			return d
+		}
+		prev := g.Now()
+		wasAhead := g.ahead.Load()
+		for i := 0; i+1 < len(ops) && i < 400; i += 2 {
+			op, arg := ops[i]%5, ops[i+1]
+			switch op {
+			case 0:
+				c.Advance(amount(arg, false))
+			case 1:
+				c.StepWall(amount(arg, true))
+			case 2:
+				c.Set(c.Now().Add(amount(arg, true)))
+			case 3:
+				g.WakeAt(prev.Add(amount(arg, false)))
+			case 4:
+				now := g.Now()
+				if now.Before(prev) {
+					t.Fatalf("op %d: the instant went back from %s to %s", i/2, prev.Sub(t0), now.Sub(t0))
+				}
+				prev = now
+			}
+			if ahead := g.ahead.Load(); ahead && !wasAhead {
+				flips++
+			}
+			wasAhead = g.ahead.Load()
+			if jumps != flips {
+				t.Fatalf("op %d: OnJump called %d times for %d jumps seen", i/2, jumps, flips)
+			}
+		}
+		// A timer for an instant ahead, with only time passing since. It
+		// may fire early (at a jump's acceptance, the instant leaps, but
+		// maybe not as far), and is then set again, as the purger does;
+		// it may not fire late, nor at once while the instant is short of
+		// its target (the purger's loop would spin).
+		target := g.Now().Add(amount(byte(len(ops)), false))
+		for round := 0; ; round++ {
+			if !g.Now().Before(target) {
+				return
+			}
+			if round == 4 {
+				t.Fatalf("a timer for %s, set again each time it fired early, has not reached it", target.Sub(t0))
+			}
+			at, el := g.WakeAt(target), c.Elapsed()
+			if at <= el {
+				t.Fatalf("a timer for %s set at reading %s fires at once, with the instant at %s", target.Sub(t0), el, g.Now().Sub(t0))
+			}
+			for k := 1; k < 32; k++ { // readings short of at: not there yet
+				c.Advance(el + (at-el)*time.Duration(k)/32 - c.Elapsed())
+				if now := g.Now(); !now.Before(target) {
+					t.Fatalf("a timer for %s set for reading %s was late: the instant was %s at reading %s", target.Sub(t0), at, now.Sub(t0), c.Elapsed())
+				}
+			}
+			c.Advance(at - c.Elapsed())
+		}
+	})
+}
