@@ -42,6 +42,10 @@ func TestStore(t *testing.T) {
 	t.Run("Disk", func(t *testing.T) {
 		storagetest.Run(t, func(t *testing.T) storage.Store { return openDisk(t) })
 	})
+	// The wrapper the end-to-end suite runs over is a store too.
+	t.Run("Replaying", func(t *testing.T) {
+		storagetest.Run(t, func(t *testing.T) storage.Store { return storagetest.Replaying(openMemory(t)) })
+	})
 	t.Run("NoRowCache", func(t *testing.T) {
 		storagetest.Run(t, func(t *testing.T) storage.Store {
 			s, err := OpenMemoryWith(Options{RowCacheSize: -1})

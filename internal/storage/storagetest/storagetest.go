@@ -19,6 +19,9 @@
 //
 // What the suite deliberately does not pin down: whether an iterator that
 // is open inside Update observes writes made after it was created.
+//
+// The package also has Replaying, a store that runs every transaction
+// function twice, for the tests of the store's callers.
 package storagetest
 
 import (
