@@ -155,7 +155,8 @@ func pointer(p string) ([]string, error) {
 	return toks, nil
 }
 
-// Apply runs op on doc in place.
+// Apply runs op on doc in place. op may be applied again, to another
+// document, with the same result: nothing of op becomes part of doc.
 func (op *Op) Apply(doc query.Value, n int) error {
 	fail := func(format string, args ...any) error {
 		return dberr.BadRequest("Patch operation %d (%s %s): %s", n, op.Op, op.Path, fmt.Sprintf(format, args...))
@@ -195,7 +196,10 @@ func (op *Op) Apply(doc query.Value, n int) error {
 			return fail("%v", err)
 		}
 	default:
-		if err := insert(doc, op.path, op.value, op.Op); err != nil {
+		// The document gets its own copy: a later operation may write
+		// into the value, and op may be applied again (a transaction
+		// that runs again after a conflict) and must insert it as sent.
+		if err := insert(doc, op.path, op.value.Clone(), op.Op); err != nil {
 			return fail("%v", err)
 		}
 	}
