@@ -24,7 +24,9 @@ import (
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/server"
+	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/postgres/pgtest"
+	"github.com/ebbdb/ebb/internal/storage/storagetest"
 )
 
 // epoch is where test clocks start: a whole second, so _ts arithmetic in
@@ -76,6 +78,12 @@ func start(t testing.TB) *env {
 // embedded storage.
 func onPostgres() bool { return os.Getenv("EBB_E2E_STORE") == "postgres" }
 
+// replayed reports whether the suite runs with every storage transaction
+// run twice, the first run rolled back (EBB_E2E_STORE=replay): as
+// PostgreSQL runs one again after a conflict, which the embedded store
+// never does (storagetest.Replaying).
+func replayed() bool { return os.Getenv("EBB_E2E_STORE") == "replay" }
+
 // schemas maps a test's data directory to its PostgreSQL schema, so that
 // a test that restarts on "the same data directory" gets the same data.
 var schemas sync.Map
@@ -89,6 +97,15 @@ func startWith(t testing.TB, cfg server.Config) *env {
 		}
 		url, _ := schemas.LoadOrStore(key, pgtest.FreshSchema(t))
 		cfg.Store, cfg.Memory, cfg.DataDir = url.(string), false, ""
+	}
+	if replayed() {
+		wrap := cfg.WrapStore
+		cfg.WrapStore = func(s storage.Store) storage.Store {
+			if wrap != nil {
+				s = wrap(s)
+			}
+			return storagetest.Replaying(s)
+		}
 	}
 	// A manual clock under --clock-control unless the test brings a
 	// clock of its own (then e.clock is that clock if it is manual).
