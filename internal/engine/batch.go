@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -298,7 +299,8 @@ func (t *itemTx) runBatchOp(op *batchOp, r *BatchOpResult) error {
 		if err != nil {
 			return err
 		}
-		r.Resource.Body = it.doc
+		// The result outlives the transaction, which owns what it read.
+		r.Resource.Body = bytes.Clone(it.doc)
 	case BatchDelete:
 		n, err := t.delete(op.key, op.pkEnc, op.id, op.ifMatch)
 		if err != nil {

@@ -2,12 +2,8 @@ package engine
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ebbdb/ebb/internal/storage/pebble"
-	"github.com/ebbdb/ebb/internal/storage/storagetest"
 )
 
 // TestPatchDepth: a patch may not nest the document beyond the limit a
@@ -34,40 +30,5 @@ func TestPatchDepth(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 		})
-	}
-}
-
-// TestPatchRunTwice: a patch's transaction may run again after a
-// conflict (PostgreSQL), and the second run must write what one run
-// would, even where one operation writes into a value another put in the
-// document, or moves it.
-func TestPatchRunTwice(t *testing.T) {
-	store, err := pebble.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	e, _ := openEngine(t, storagetest.Replaying(store), Options{})
-	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]}}`)
-	ctx := context.Background()
-	for i, tc := range []struct{ ops, want string }{
-		{`[{"op":"set","path":"/a","value":{"n":1}},{"op":"incr","path":"/a/n","value":1}]`, `"a":{"n":2}`},
-		{`[{"op":"add","path":"/a","value":[1]},{"op":"add","path":"/a/-","value":2}]`, `"a":[1,2]`},
-		{`[{"op":"set","path":"/a","value":{"b":{}}},{"op":"set","path":"/a/b/c","value":3},{"op":"remove","path":"/a/b/c"}]`, `"a":{"b":{}}`},
-		{`[{"op":"set","path":"/x","value":{"n":1}},{"op":"move","from":"/x","path":"/a"},{"op":"incr","path":"/a/n","value":5}]`, `"a":{"n":6}`},
-		{`[{"op":"incr","path":"/n","value":1},{"op":"incr","path":"/n","value":1}]`, `"n":7`},
-	} {
-		id := strconv.Itoa(i)
-		ref := ItemRef{DB: "db", Coll: "c", ID: id, PK: `["p"]`, HasPK: true}
-		if _, err := e.WriteItem(ctx, ref, Create, []byte(`{"id":"`+id+`","pk":"p","n":5}`), ""); err != nil {
-			t.Fatal(err)
-		}
-		res, err := e.PatchItem(ctx, ref, []byte(tc.ops), "")
-		if err != nil {
-			t.Fatalf("%s: %v", tc.ops, err)
-		}
-		if !strings.Contains(string(res.Body), tc.want) {
-			t.Errorf("%s: got %s, want it to hold %s", tc.ops, res.Body, tc.want)
-		}
 	}
 }

@@ -77,6 +77,9 @@ type scopeRun struct {
 	in bool
 	// passed counts the run's keys passed over so far (when !in).
 	passed int
+	// to holds the key skipRun returns: the iterator's own key is not the
+	// scan's to hand back to it, since a skip moves the iterator.
+	to []byte
 }
 
 // skipAfter is how many keys of another range's logical partition a
@@ -95,11 +98,11 @@ func (run *scopeRun) skipRun(key []byte, reverse bool) []byte {
 	if run.passed++; run.passed < skipAfter {
 		return nil
 	}
-	prefix := key[:docPrefixLen+len(run.pk)]
+	run.to = append(run.to[:0], key[:docPrefixLen+len(run.pk)]...)
 	if reverse {
-		return prefix // the last key before the run
+		return run.to // the last key before the run
 	}
-	return keys.PrefixEnd(prefix)
+	return keys.PrefixEnd(run.to)
 }
 
 // inScopeRun is inScope for a scan, through run.

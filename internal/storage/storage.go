@@ -100,7 +100,8 @@ type Skipper interface {
 	// SkipTo moves a started iterator to the first key at or after key
 	// (ascending) or the last key before key (descending) within its
 	// range, and reports whether there is one, as Next does. key must lie
-	// ahead of the current key in the iteration's order.
+	// ahead of the current key in the iteration's order, and must not be
+	// a slice the iterator lent (Key, Value): moving ends that loan.
 	SkipTo(key []byte) bool
 }
 

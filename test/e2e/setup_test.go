@@ -78,11 +78,13 @@ func start(t testing.TB) *env {
 // embedded storage.
 func onPostgres() bool { return os.Getenv("EBB_E2E_STORE") == "postgres" }
 
-// replayed reports whether the suite runs with every storage transaction
-// run twice, the first run rolled back (EBB_E2E_STORE=replay): as
-// PostgreSQL runs one again after a conflict, which the embedded store
-// never does (storagetest.Replaying).
-func replayed() bool { return os.Getenv("EBB_E2E_STORE") == "replay" }
+// strict reports whether the suite runs over a store that holds Ebb to
+// the storage contract where the embedded store alone would let it slip
+// (EBB_E2E_STORE=strict): every transaction runs twice, the first run
+// rolled back, as PostgreSQL runs one again after a conflict
+// (storagetest.Replaying), and every slice the store lends is
+// overwritten when the loan ends (storagetest.Scribbling).
+func strict() bool { return os.Getenv("EBB_E2E_STORE") == "strict" }
 
 // schemas maps a test's data directory to its PostgreSQL schema, so that
 // a test that restarts on "the same data directory" gets the same data.
@@ -98,13 +100,13 @@ func startWith(t testing.TB, cfg server.Config) *env {
 		url, _ := schemas.LoadOrStore(key, pgtest.FreshSchema(t))
 		cfg.Store, cfg.Memory, cfg.DataDir = url.(string), false, ""
 	}
-	if replayed() {
+	if strict() {
 		wrap := cfg.WrapStore
 		cfg.WrapStore = func(s storage.Store) storage.Store {
 			if wrap != nil {
 				s = wrap(s)
 			}
-			return storagetest.Replaying(s)
+			return storagetest.Replaying(storagetest.Scribbling(s))
 		}
 	}
 	// A manual clock under --clock-control unless the test brings a

@@ -46,6 +46,9 @@ func TestStore(t *testing.T) {
 	t.Run("Replaying", func(t *testing.T) {
 		storagetest.Run(t, func(t *testing.T) storage.Store { return storagetest.Replaying(openMemory(t)) })
 	})
+	t.Run("Scribbling", func(t *testing.T) {
+		storagetest.Run(t, func(t *testing.T) storage.Store { return storagetest.Scribbling(openMemory(t)) })
+	})
 	t.Run("NoRowCache", func(t *testing.T) {
 		storagetest.Run(t, func(t *testing.T) storage.Store {
 			s, err := OpenMemoryWith(Options{RowCacheSize: -1})

@@ -20,8 +20,10 @@
 // What the suite deliberately does not pin down: whether an iterator that
 // is open inside Update observes writes made after it was created.
 //
-// The package also has Replaying, a store that runs every transaction
-// function twice, for the tests of the store's callers.
+// For the tests of the store's callers, the package also has stores that
+// enforce what a backend may do but Pebble seldom does: Replaying runs
+// every transaction function twice, Scribbling overwrites every lent
+// slice when its loan ends.
 package storagetest
 
 import (
