@@ -33,8 +33,15 @@ async function all(query, options = {}) {
   return resources;
 }
 
+// A server that splits ranges on its own (EBB_PARTITION_SPLIT_SIZE, as
+// scripts/test runs this suite a second time) changes the layouts that
+// two tests set up and then check exactly; they are skipped there.
+const splitsOnItsOwn = process.env.EBB_PARTITION_SPLIT_SIZE
+  ? { skip: "the server splits ranges on its own (EBB_PARTITION_SPLIT_SIZE)" }
+  : {};
+
 describe("physical partitions", () => {
-  test("the container has four ranges that tile the key space", async () => {
+  test("the container has four ranges that tile the key space", splitsOnItsOwn, async () => {
     const { resources } = await container.readPartitionKeyRanges().fetchAll();
     assert.equal(resources.length, 4);
     assert.equal(resources[0].minInclusive, "");
@@ -157,7 +164,7 @@ describe("physical partitions", () => {
     }
   });
 
-  test("a range split under load: queries, bulk and the change feed carry on in its children", async () => {
+  test("a range split under load: queries, bulk and the change feed carry on in its children", splitsOnItsOwn, async () => {
     const { container: c } = await database.containers.create(
       { id: uniqueId("split"), partitionKey: { paths: ["/pk"], version: 2 } },
       { initialHeaders: { "x-ebb-partition-count": "2" } },
