@@ -16,7 +16,7 @@ func newTestEngine(t testing.TB) (*Engine, *clock.Manual) {
 		t.Fatal(err)
 	}
 	m := clock.NewManual(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
-	e, err := Open(context.Background(), store, Options{Clock: m})
+	e, err := Open(context.Background(), strictStore(store), Options{Clock: m})
 	if err != nil {
 		t.Fatal(err)
 	}

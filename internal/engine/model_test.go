@@ -106,7 +106,7 @@ func runModel(t *testing.T, purge bool, seed uint64, parts int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runModelOn(t, store, Options{}, purge, seed, parts, modelOps())
+	runModelOn(t, strictStore(store), Options{}, purge, seed, parts, modelOps())
 }
 
 // runModelOn is runModel on store, for ops operations, with the engine

@@ -6,15 +6,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ebbdb/ebb/internal/storage"
 	"github.com/ebbdb/ebb/internal/storage/pebble"
 	"github.com/ebbdb/ebb/internal/storage/storagetest"
 )
 
-// strictEngine is an engine over a store that holds it to the storage
-// contract where Pebble alone would let it slip: every transaction runs
-// twice, the first run rolled back (storagetest.Replaying), and every
-// slice the store lends is overwritten when the loan ends
-// (storagetest.Scribbling).
+// strictStore holds the engine to the storage contract where Pebble
+// alone would let it slip: every transaction runs twice, the first run
+// rolled back (storagetest.Replaying), and every slice the store lends is
+// overwritten when the loan ends (storagetest.Scribbling). The engine's
+// tests run over it unless they need the store itself.
+func strictStore(s storage.Store) storage.Store {
+	return storagetest.Replaying(storagetest.Scribbling(s))
+}
+
+// strictEngine is an engine over a strict in-memory store.
 func strictEngine(t *testing.T) *Engine {
 	t.Helper()
 	store, err := pebble.OpenMemory()
@@ -22,7 +28,7 @@ func strictEngine(t *testing.T) *Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	e, _ := openEngine(t, storagetest.Replaying(storagetest.Scribbling(store)), Options{})
+	e, _ := openEngine(t, strictStore(store), Options{})
 	return e
 }
 
