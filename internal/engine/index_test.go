@@ -127,7 +127,8 @@ func TestIndexEntriesPurged(t *testing.T) {
 }
 
 // memStore returns an in-memory store that outlives the engines opened
-// on it (a restart is a new engine on the same store).
+// on it (a restart is a new engine on the same store), strict
+// (strictStore).
 func memStore(t testing.TB) storage.Store {
 	t.Helper()
 	store, err := pebble.OpenMemory()
@@ -135,7 +136,7 @@ func memStore(t testing.TB) storage.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return store
+	return strictStore(store)
 }
 
 // openEngine opens an engine on store with a manual clock unless opts
