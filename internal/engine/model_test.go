@@ -96,7 +96,7 @@ func TestModelPartitionsPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runModelOn(t, store, Options{Shared: true, NodeID: "model"}, true, 4, 2, max(modelOps()/5, 1))
+	runModelOn(t, strictStore(store), Options{Shared: true, NodeID: "model"}, true, 4, 2, max(modelOps()/5, 1))
 }
 
 // runModel drives a container of parts physical partitions in memory;
