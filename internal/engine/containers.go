@@ -197,8 +197,14 @@ func (e *Engine) replaceContainer(ctx context.Context, dbID, id string, body []b
 	if ifMatch != "" && ifMatch != "*" && ifMatch != old.etag {
 		return Resource{}, ErrPreconditionFailed
 	}
-	if !resource.SamePaths(old.pk, spec.PK) {
-		return Resource{}, dberr.BadRequest("The partition key of a container cannot be changed. Its partition key is %s.", resource.PKPaths(old.pk))
+	// The version counts: it decides the hash every partition key is
+	// placed by. A body that leaves it out asks for version 1, and the
+	// service refuses that for a container of version 2 with this text
+	// (reported in azure-sdk-for-python#15683 and
+	// azure-resource-manager-schemas#2172, "Document collection partition
+	// key cannot be changed.").
+	if !old.pk.Equal(spec.PK) {
+		return Resource{}, dberr.BadRequest("Document collection partition key cannot be changed. The container's partition key is %s, version %d; send it as it is, its version included.", resource.PKPaths(old.pk), old.pk.Version())
 	}
 	if !reflect.DeepEqual(old.vectors, spec.Vectors) {
 		return Resource{}, dberr.BadRequest("The vectorEmbeddingPolicy of a container cannot be changed after it is created; create a new container with the new policy and copy the items.")

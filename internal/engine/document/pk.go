@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,6 +16,24 @@ import (
 // HashV1 reports whether def is a Hash key of version 1, whose EPKs are
 // not spread evenly over the key space (see EPK).
 func (def PKDef) HashV1() bool { return def.Kind != "MultiHash" && def.version == 1 }
+
+// Version is the definition's hash version, 1 or 2; a body without one
+// gets the service's default (1 for Hash, 2 for MultiHash).
+func (def PKDef) Version() int { return def.version }
+
+// Equal reports whether def and o are the same definition: kind, paths
+// and version.
+func (def PKDef) Equal(o PKDef) bool {
+	if def.Kind != o.Kind || def.version != o.version || len(def.Paths) != len(o.Paths) {
+		return false
+	}
+	for i := range def.Paths {
+		if !slices.Equal(def.Paths[i], o.Paths[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 // PKDef is a container's partition key definition.
 type PKDef struct {

@@ -219,20 +219,6 @@ func ContainerProps(rid, self, etag string, ts int64) document.SystemProps {
 	}}
 }
 
-// SamePaths reports whether two partition key definitions name the same
-// paths with the same kind: a container's key cannot change.
-func SamePaths(a, b document.PKDef) bool {
-	if a.Kind != b.Kind || len(a.Paths) != len(b.Paths) {
-		return false
-	}
-	for i := range a.Paths {
-		if strings.Join(a.Paths[i], "/") != strings.Join(b.Paths[i], "/") {
-			return false
-		}
-	}
-	return true
-}
-
 // PKPaths renders a partition key definition for error messages.
 func PKPaths(d document.PKDef) string {
 	ps := make([]string, len(d.Paths))
