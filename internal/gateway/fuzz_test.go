@@ -38,7 +38,7 @@ func FuzzGateway(f *testing.F) {
 		{3, "/dbs/db/colls/c/docs/a", "x-ms-documentdb-partitionkey: [\"p\"]\nif-match: \"x\"", `[{"op":"incr","path":"/n","value":1}]`},
 		{1, "/dbs/db/colls/c/docs", "x-ms-documentdb-partitionkey: [\"p\"]\nx-ms-cosmos-is-batch-request: true\nx-ms-cosmos-batch-atomic: true", `[{"operationType":"Read","id":"a"},{"operationType":"Create","resourceBody":{"id":"z","pk":"p"}}]`},
 		{0, "/dbs/db/colls/c/docs", "a-im: Incremental Feed\nx-ms-documentdb-partitionkeyrangeid: 0\nif-none-match: \"3\"", ""},
-		{2, "/dbs/db/colls/c", "", `{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":10,"indexingPolicy":{"indexingMode":"consistent","includedPaths":[{"path":"/*"}]}}`},
+		{2, "/dbs/db/colls/c", "", `{"id":"c","partitionKey":{"paths":["/pk"],"version":2},"defaultTtl":10,"indexingPolicy":{"indexingMode":"consistent","includedPaths":[{"path":"/*"}]}}`},
 		{1, "/dbs/db/colls/c/sprocs/sp", "x-ms-documentdb-partitionkey: [\"p\"]", `["x"]`},
 		{0, "/dbs/db/colls/c/pkranges", "if-none-match: \"x\"\nx-ms-max-item-count: -1", ""},
 		{1, "/dbs/db/colls/u/docs", "x-ms-documentdb-partitionkey: [\"p\"]", `{"id":"1","pk":"p","email":"a@b"}`},
