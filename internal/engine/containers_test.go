@@ -36,3 +36,17 @@ func TestReplaceKeepsPartitionKey(t *testing.T) {
 		t.Fatalf("v2 has version %d after the replaces", c.pk.Version())
 	}
 }
+
+// TestPartitionKeyMismatchText: a write whose body's partition key is not
+// the header's is refused with the service's text, which clients and
+// tools quote.
+func TestPartitionKeyMismatchText(t *testing.T) {
+	e, _ := newTestEngine(t)
+	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]}}`)
+	ref := ItemRef{DB: "db", Coll: "c", PK: `["q"]`, HasPK: true}
+	_, err := e.WriteItem(context.Background(), ref, Create, []byte(`{"id":"a","pk":"p"}`), "")
+	const want = "PartitionKey extracted from document doesn't match the one specified in the header."
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want it to start with %q", err, want)
+	}
+}

@@ -387,7 +387,7 @@ func (c *container) prepareWrite(kind WriteKind, body []byte, id string, hdr doc
 		return prepared{}, dberr.BadRequest("The id '%s' in the request body does not match the id '%s' in the URL.", p.id, id)
 	}
 	if len(hdr) > 0 && !hdr.Equal(p.pk) {
-		return prepared{}, dberr.BadRequest("document.PartitionKey extracted from document doesn't match the one specified in the header. The document's partition key is %s; the header says %s.", p.pk.AppendJSON(nil), hdr.AppendJSON(nil))
+		return prepared{}, dberr.BadRequest("PartitionKey extracted from document doesn't match the one specified in the header. The document's partition key is %s; the header says %s.", p.pk.AppendJSON(nil), hdr.AppendJSON(nil))
 	}
 	return p, nil
 }
