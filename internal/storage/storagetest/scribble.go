@@ -1,7 +1,9 @@
 package storagetest
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 
 	"github.com/ebbdb/ebb/internal/storage"
 )
@@ -9,12 +11,14 @@ import (
 // Scribbling wraps s so that every slice the contract lends is
 // overwritten once its loan ends: a value lent to fn (Lend, GetMany)
 // when fn returns, a Get inside a transaction when the transaction's
-// function returns, an iterator's key and value when it moves or
-// closes. Pebble lends its own memory, which usually keeps its bytes for
-// a while after the loan, so a caller that holds on to a lent slice
-// passes its tests and corrupts data later, when that memory is reused;
-// over a scribbling store the same caller reads garbage at once. Store.Get
-// returns the caller's own slice and is not scribbled.
+// function returns, an iterator's key and value when it moves or closes.
+// Pebble lends its own memory, which usually keeps its bytes for a while
+// after the loan, so a caller that holds on to a lent slice passes its
+// tests and corrupts data later, when that memory is reused; over a
+// scribbling store the same caller reads garbage at once. Before
+// overwriting a lent value or an iterator's key and value, it checks that
+// the caller left them as lent, and panics if not: they are the store's
+// memory. Store.Get returns the caller's own slice and is not scribbled.
 func Scribbling(s storage.Store) storage.Store { return scribbling{s} }
 
 // scribbled is what a lent byte becomes when its loan ends: not valid
@@ -36,11 +40,21 @@ func own(v []byte) []byte {
 	return append(make([]byte, 0, len(v)), v...)
 }
 
-// lendOwn lends fn a copy of v and scribbles it when fn returns.
+// lendOwn lends fn a copy of v and scribbles it when fn returns. A
+// caller must not modify a lent value (on Pebble it is the block cache's
+// or the row cache's memory): one that does panics here.
 func lendOwn(v []byte, fn func([]byte) error) error {
 	c := own(v)
-	defer scribble(c)
-	return fn(c)
+	err := fn(c)
+	checkUnmodified(c, v)
+	scribble(c)
+	return err
+}
+
+func checkUnmodified(lent, original []byte) {
+	if !bytes.Equal(lent, original) {
+		panic(fmt.Sprintf("storagetest: a caller modified a lent value: %q, lent as %q", lent, original))
+	}
 }
 
 type scribbling struct{ storage.Store }
@@ -133,6 +147,10 @@ type scribIter struct {
 }
 
 func (si *scribIter) release() {
+	if si.loaded {
+		checkUnmodified(si.key, si.it.Key())
+		checkUnmodified(si.value, si.it.Value())
+	}
 	scribble(si.key)
 	scribble(si.value)
 	si.key, si.value, si.loaded = nil, nil, false
