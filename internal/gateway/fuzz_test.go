@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +14,6 @@ import (
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/metrics"
-	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
 
 // FuzzGateway sends arbitrary requests, signed as the SDKs sign them,
@@ -89,20 +87,8 @@ func FuzzGateway(f *testing.F) {
 // FuzzGateway's fixture, and the verifier that signs requests to it.
 func newFuzzGateway(f *testing.F) (http.Handler, *auth.Verifier) {
 	f.Helper()
-	store, err := pebble.OpenMemory()
-	if err != nil {
-		f.Fatal(err)
-	}
 	ctx := context.Background()
-	v, err := auth.NewVerifier(auth.EmulatorKey)
-	if err != nil {
-		f.Fatal(err)
-	}
-	eng, err := engine.Open(ctx, store, engine.Options{Tokens: v, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { eng.Close(); store.Close() })
+	eng, v := newTestEngine(f, engine.Options{})
 	for _, step := range []func() error{
 		func() error {
 			_, err := eng.CreateDatabase(ctx, []byte(`{"id":"db"}`), engine.ThroughputHeaders{})
@@ -130,7 +116,7 @@ func newFuzzGateway(f *testing.F) (http.Handler, *auth.Verifier) {
 	date := time.Now().UTC().Format(http.TimeFormat)
 	req.Header.Set("x-ms-date", date)
 	req.Header.Set("authorization", v.Sign(http.MethodPost, "sprocs", "dbs/db/colls/c", date))
-	g := New(Options{Engine: eng, Verifier: v, Metrics: metrics.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	g := New(Options{Engine: eng, Verifier: v, Metrics: metrics.New(), Logger: slog.New(slog.DiscardHandler)})
 	h := g.Handler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

@@ -18,6 +18,7 @@ import (
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/query"
 	"github.com/ebbdb/ebb/internal/storage"
+	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
 
 // TestClassify pins the one table from errors to HTTP: every engine kind,
@@ -124,4 +125,27 @@ func TestQueryEngineConfiguration(t *testing.T) {
 		t.Errorf("advertised %+v; the query package enforces %d characters, %d JOINs, %d IN items",
 			cfg, query.MaxQueryLength, query.MaxJoins, query.MaxInItems)
 	}
+}
+
+// newTestEngine opens an engine over in-memory Pebble with opts (their
+// Tokens and a Logger that discards set here), and the verifier that
+// signs requests to it; both close when tb ends.
+func newTestEngine(tb testing.TB, opts engine.Options) (*engine.Engine, *auth.Verifier) {
+	tb.Helper()
+	store, err := pebble.OpenMemory()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	v, err := auth.NewVerifier(auth.EmulatorKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.Tokens, opts.Logger = v, slog.New(slog.DiscardHandler)
+	eng, err := engine.Open(context.Background(), store, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { eng.Close() })
+	return eng, v
 }

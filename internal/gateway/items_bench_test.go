@@ -14,7 +14,6 @@ import (
 	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/metrics"
-	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
 
 // newBenchGateway returns the API handler over in-memory Pebble with a
@@ -22,20 +21,8 @@ import (
 // that signs requests to it.
 func newBenchGateway(b *testing.B) (http.Handler, *auth.Verifier, *engine.Engine) {
 	b.Helper()
-	store, err := pebble.OpenMemory()
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	v, err := auth.NewVerifier(auth.EmulatorKey)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng, err := engine.Open(ctx, store, engine.Options{DisablePurger: true, Tokens: v})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { eng.Close(); store.Close() })
+	eng, v := newTestEngine(b, engine.Options{DisablePurger: true})
 	if _, err := eng.CreateDatabase(ctx, []byte(`{"id":"db"}`), engine.ThroughputHeaders{}); err != nil {
 		b.Fatal(err)
 	}

@@ -12,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebbdb/ebb/internal/auth"
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/engine"
 	"github.com/ebbdb/ebb/internal/metrics"
-	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
 
 // tokenFixture is a gateway over a real engine with db1 holding
@@ -31,21 +29,8 @@ type tokenFixture struct {
 
 func newTokenFixture(t *testing.T) *tokenFixture {
 	t.Helper()
-	store, err := pebble.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	v, err := auth.NewVerifier(auth.EmulatorKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := clock.NewManual(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
-	eng, err := engine.Open(context.Background(), store, engine.Options{Clock: clk, Tokens: v, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng, v := newTestEngine(t, engine.Options{Clock: clk})
 	ctx := context.Background()
 	must := func(_ engine.Resource, err error) {
 		t.Helper()
