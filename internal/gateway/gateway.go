@@ -156,7 +156,7 @@ func (g *Gateway) routes() []route {
 		{"GET /_ebb/health/live", g.live, accessOpen},
 		{"GET /_ebb/health/ready", g.ready, accessOpen},
 		{"GET /_ebb/containers/{db}/{coll}/ttl", g.ttlStatus, accessAdmin},
-		{"POST /_ebb/containers/{db}/{coll}/import", g.importItems, accessAdmin},
+		{importRoute, g.importItems, accessAdmin},
 		{"GET /_ebb/containers/{db}/{coll}/partitiondeletes", g.partitionDeletes, accessAdmin},
 		{"GET /_ebb/containers/{db}/{coll}/partitions", g.partitions, accessAdmin},
 		{"POST /_ebb/containers/{db}/{coll}/split", g.splitPartition, accessAdmin},
@@ -264,7 +264,7 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 		// Only an admitted request is charged: one refused before (a bad
 		// signature, say) cost its container nothing.
 		admitted := false
-		if err == nil && coll != "" {
+		if err == nil && coll != "" && metered(operation, a) {
 			err = g.eng.Admit(db, coll)
 			admitted = err == nil
 		}
@@ -278,6 +278,20 @@ func (g *Gateway) wrap(operation string, h handler, a access) http.Handler {
 			g.eng.Charge(db, coll, w.charge)
 		}
 	})
+}
+
+// importRoute is the one route of Ebb's administration that writes
+// items.
+const importRoute = "POST /_ebb/containers/{db}/{coll}/import"
+
+// metered reports whether a request on the route operation, with access
+// a, counts against its container's throughput (and is refused with 429
+// beyond it). Every request of the API does. Ebb's own administration
+// (a container's TTL status, its partitions, a split) has no counterpart
+// on the service's data plane and does not, so that its tools answer
+// under load; an import writes items and does.
+func metered(operation string, a access) bool {
+	return a != accessAdmin || operation == importRoute
 }
 
 // recorder remembers the status a handler wrote and the request charge
