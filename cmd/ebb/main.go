@@ -208,6 +208,20 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q; `ebb help` lists the subcommands", fs.Arg(0))
 	}
+	// Each of these names where the items live; given together, one
+	// would be ignored, and a server the user meant to keep its data
+	// would lose it on restart.
+	dataDirSet := false
+	fs.Visit(func(f *flag.Flag) { dataDirSet = dataDirSet || f.Name == "data-dir" })
+	if _, ok := os.LookupEnv(envName("data-dir")); ok {
+		dataDirSet = true
+	}
+	switch {
+	case cfg.Memory && cfg.Store != "":
+		return fmt.Errorf("--memory (%s) and --store (%s) each choose the storage; give one", envName("memory"), envName("store"))
+	case dataDirSet && (cfg.Memory || cfg.Store != ""):
+		return fmt.Errorf("--data-dir (%s) is the embedded store's directory, which --memory and --store do not use; give --data-dir alone, or leave it out", envName("data-dir"))
+	}
 	if cfg.QueryPageBudget <= 0 {
 		return fmt.Errorf("--query-page-budget must be positive; got %v", cfg.QueryPageBudget)
 	}

@@ -31,6 +31,33 @@ func TestLimitFlagsPositive(t *testing.T) {
 	}
 }
 
+// TestOneStorage: the flags that choose where the items live are
+// refused together, from the command line or the environment, rather
+// than one of them quietly ignored.
+func TestOneStorage(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"--memory", "--store", "postgres://x"}, "--memory (EBB_MEMORY) and --store (EBB_STORE) each choose the storage"},
+		{map[string]string{"EBB_STORE": "postgres://x"}, []string{"--memory"}, "--memory (EBB_MEMORY) and --store (EBB_STORE) each choose the storage"},
+		{nil, []string{"--memory", "--data-dir", "d"}, "--data-dir (EBB_DATA_DIR) is the embedded store's directory"},
+		{map[string]string{"EBB_DATA_DIR": "d"}, []string{"--store", "postgres://x"}, "--data-dir (EBB_DATA_DIR) is the embedded store's directory"},
+	} {
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		err := run(tt.args)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v ebb %s: got %v, want an error saying %q", tt.env, strings.Join(tt.args, " "), err, tt.want)
+		}
+		for k := range tt.env {
+			os.Unsetenv(k)
+		}
+	}
+}
+
 // TestHelp: --help (and -h) is a request for the usage, which main
 // answers with status 0, for ebb and its bench subcommands alike.
 func TestHelp(t *testing.T) {
