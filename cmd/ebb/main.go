@@ -177,6 +177,42 @@ func runHelp(args []string) error {
 	return fmt.Errorf("help: no subcommand %q; `ebb help` lists them", args[0])
 }
 
+// checkFlagsApply refuses a setting, from the command line or the
+// environment, that the rest of the configuration would leave unused:
+// Ebb never quietly ignores what it was told. Given together, --memory
+// and --store, say, left one ignored, and a server the user meant to
+// keep its data lost it on restart.
+func checkFlagsApply(fs *flag.FlagSet, cfg *server.Config) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := os.LookupEnv(envName(f.Name)); ok {
+			set[f.Name] = true
+		}
+	})
+	name := func(flag string) string { return fmt.Sprintf("--%s (%s)", flag, envName(flag)) }
+	if cfg.Memory && cfg.Store != "" {
+		return fmt.Errorf("%s and %s each choose the storage; give one", name("memory"), name("store"))
+	}
+	for _, rule := range []struct {
+		flags   []string
+		applies bool
+		why     string
+	}{
+		{[]string{"data-dir"}, !cfg.Memory && cfg.Store == "", "is the embedded store's directory, which --memory and --store do not use"},
+		{[]string{"row-cache-size"}, cfg.Store == "", "sizes the embedded store's cache, which --store does not use"},
+		{[]string{"pg-max-conns", "pg-statement-timeout", "node-id", "ttl-lease"}, cfg.Store != "", "applies only to a shared PostgreSQL database (--store)"},
+		{[]string{"tls-cert", "tls-key"}, !cfg.NoTLS, "is for HTTPS, which --no-tls turns off"},
+	} {
+		for _, f := range rule.flags {
+			if set[f] && !rule.applies {
+				return fmt.Errorf("%s %s; leave it out", name(f), rule.why)
+			}
+		}
+	}
+	return nil
+}
+
 func run(args []string) error {
 	if len(args) > 0 && args[0] == "help" {
 		return runHelp(args[1:])
@@ -208,19 +244,8 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q; `ebb help` lists the subcommands", fs.Arg(0))
 	}
-	// Each of these names where the items live; given together, one
-	// would be ignored, and a server the user meant to keep its data
-	// would lose it on restart.
-	dataDirSet := false
-	fs.Visit(func(f *flag.Flag) { dataDirSet = dataDirSet || f.Name == "data-dir" })
-	if _, ok := os.LookupEnv(envName("data-dir")); ok {
-		dataDirSet = true
-	}
-	switch {
-	case cfg.Memory && cfg.Store != "":
-		return fmt.Errorf("--memory (%s) and --store (%s) each choose the storage; give one", envName("memory"), envName("store"))
-	case dataDirSet && (cfg.Memory || cfg.Store != ""):
-		return fmt.Errorf("--data-dir (%s) is the embedded store's directory, which --memory and --store do not use; give --data-dir alone, or leave it out", envName("data-dir"))
+	if err := checkFlagsApply(fs, &cfg); err != nil {
+		return err
 	}
 	if cfg.QueryPageBudget <= 0 {
 		return fmt.Errorf("--query-page-budget must be positive; got %v", cfg.QueryPageBudget)

@@ -33,7 +33,8 @@ func TestLimitFlagsPositive(t *testing.T) {
 
 // TestOneStorage: the flags that choose where the items live are
 // refused together, from the command line or the environment, rather
-// than one of them quietly ignored.
+// than one of them quietly ignored; so is a setting the chosen storage
+// or transport would not use.
 func TestOneStorage(t *testing.T) {
 	for _, tt := range []struct {
 		env  map[string]string
@@ -44,6 +45,10 @@ func TestOneStorage(t *testing.T) {
 		{map[string]string{"EBB_STORE": "postgres://x"}, []string{"--memory"}, "--memory (EBB_MEMORY) and --store (EBB_STORE) each choose the storage"},
 		{nil, []string{"--memory", "--data-dir", "d"}, "--data-dir (EBB_DATA_DIR) is the embedded store's directory"},
 		{map[string]string{"EBB_DATA_DIR": "d"}, []string{"--store", "postgres://x"}, "--data-dir (EBB_DATA_DIR) is the embedded store's directory"},
+		{nil, []string{"--memory", "--pg-max-conns", "8"}, "--pg-max-conns (EBB_PG_MAX_CONNS) applies only to a shared PostgreSQL database"},
+		{map[string]string{"EBB_TTL_LEASE": "2s"}, []string{"--memory"}, "--ttl-lease (EBB_TTL_LEASE) applies only to a shared PostgreSQL database"},
+		{nil, []string{"--store", "postgres://x", "--row-cache-size", "1"}, "--row-cache-size (EBB_ROW_CACHE_SIZE) sizes the embedded store's cache"},
+		{nil, []string{"--memory", "--no-tls", "--tls-cert", "c", "--tls-key", "k"}, "--tls-cert (EBB_TLS_CERT) is for HTTPS"},
 	} {
 		for k, v := range tt.env {
 			t.Setenv(k, v)
