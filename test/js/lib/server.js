@@ -1,7 +1,8 @@
 // Starting and stopping an Ebb server for one test file.
 //
 // Each test file calls startEbb() in its `before` hook and stop() in its
-// `after` hook. The server runs in memory, over plain HTTP, on a manual
+// `after` hook. The server runs in memory (or on PostgreSQL: see
+// storageArgs), over plain HTTP, on a manual
 // clock (--clock-control), on a port the operating system picks on the
 // loopback interface; the port is read from the banner Ebb prints. It
 // runs with --check-on-exit: when stopped it checks that its documents,
@@ -57,8 +58,9 @@ async function ebbBinary() {
  */
 export async function startEbb({ extraArgs = [] } = {}) {
   const bin = await ebbBinary();
+  const storage = await storageArgs();
   const args = [
-    "--memory",
+    ...storage.args,
     "--no-tls",
     "--clock-control",
     "--listen",
@@ -122,7 +124,25 @@ export async function startEbb({ extraArgs = [] } = {}) {
       if (code !== 0) {
         throw new Error(`ebb did not stop cleanly (code ${code}, signal ${signal}): its consistency check failed or it hung\nstderr: ${stderr}`);
       }
+      await storage.drop();
     },
+  };
+}
+
+// storageArgs chooses where a server keeps its data: in memory, or, when
+// EBB_JS_STORE holds a PostgreSQL URL (scripts/test runs the suite a
+// second time so, on EBB_TEST_POSTGRES_URL), in a fresh schema of that
+// database, created with psql and dropped when the server stops.
+async function storageArgs() {
+  const base = process.env.EBB_JS_STORE;
+  if (!base) return { args: ["--memory"], drop: async () => {} };
+  const schema = `ebbjs_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e9)}`;
+  await execFileAsync("psql", [base, "-q", "-v", "ON_ERROR_STOP=1", "-c", `CREATE SCHEMA ${schema}`]);
+  const url = new URL(base);
+  url.searchParams.set("search_path", schema);
+  return {
+    args: ["--store", url.toString()],
+    drop: () => execFileAsync("psql", [base, "-q", "-c", `DROP SCHEMA ${schema} CASCADE`]),
   };
 }
 
