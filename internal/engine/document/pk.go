@@ -17,6 +17,15 @@ import (
 // not spread evenly over the key space (see EPK).
 func (def PKDef) HashV1() bool { return def.Kind != "MultiHash" && def.version == 1 }
 
+// PKDef is a container's partition key definition.
+type PKDef struct {
+	// Paths are the key Paths split into property names: "/a/b" is
+	// ["a","b"]. One path for Hash, one to three for MultiHash.
+	Paths   [][]string
+	Kind    string
+	version int
+}
+
 // Version is the definition's hash version, 1 or 2; a body without one
 // gets the service's default (1 for Hash, 2 for MultiHash).
 func (def PKDef) Version() int { return def.version }
@@ -33,15 +42,6 @@ func (def PKDef) Equal(o PKDef) bool {
 		}
 	}
 	return true
-}
-
-// PKDef is a container's partition key definition.
-type PKDef struct {
-	// Paths are the key Paths split into property names: "/a/b" is
-	// ["a","b"]. One path for Hash, one to three for MultiHash.
-	Paths   [][]string
-	Kind    string
-	version int
 }
 
 // pkComponent kinds, in the order their encodings sort.
