@@ -18,8 +18,8 @@ import (
 
 // FuzzGateway sends arbitrary requests, signed as the SDKs sign them,
 // through the whole API handler over a database "db" with a container
-// "c" (partitioned on /pk) holding an item "a", a stored procedure "sp"
-// and a second container "u" with a unique key: whatever the method,
+// "c" (partitioned on /pk) holding an item "a", a stored procedure "sp",
+// a container "u" with a unique key and one "h" with a hierarchical key: whatever the method,
 // path, headers and body, the answer is never a 500 (the handler turns a
 // panic into one), and every error is a JSON object with a code and a
 // message, as the SDKs parse it.
@@ -41,6 +41,10 @@ func FuzzGateway(f *testing.F) {
 		{0, "/dbs/db/colls/c/pkranges", "if-none-match: \"x\"\nx-ms-max-item-count: -1", ""},
 		{1, "/dbs/db/colls/u/docs", "x-ms-documentdb-partitionkey: [\"p\"]", `{"id":"1","pk":"p","email":"a@b"}`},
 		{1, "/offers", "content-type: application/query+json\nx-ms-documentdb-isquery: true", `{"query":"SELECT * FROM root r WHERE r.resource = 'x'"}`},
+		{1, "/dbs/db/colls/h/docs", "x-ms-documentdb-partitionkey: [\"t\",\"u\"]", `{"id":"1","a":"t","b":"u"}`},
+		{1, "/dbs/db/colls/h/docs", "content-type: application/query+json\nx-ms-documentdb-isquery: true\nx-ms-documentdb-partitionkey: [\"t\"]", `{"query":"SELECT VALUE COUNT(1) FROM c"}`},
+		{4, "/dbs/db/colls/h/docs/1", "x-ms-documentdb-partitionkey: [\"t\",\"u\"]", ""},
+		{1, "/dbs/db/colls/c/operations/partitionkeydelete", "x-ms-documentdb-partitionkey: [\"p\"]", ""},
 	} {
 		f.Add(s.method, s.path, s.hdrs, []byte(s.bod))
 	}
@@ -100,6 +104,10 @@ func newFuzzGateway(f *testing.F) (http.Handler, *auth.Verifier) {
 		},
 		func() error {
 			_, err := eng.CreateContainer(ctx, "db", []byte(`{"id":"u","partitionKey":{"paths":["/pk"]},"uniqueKeyPolicy":{"uniqueKeys":[{"paths":["/email"]}]}}`), engine.ThroughputHeaders{})
+			return err
+		},
+		func() error {
+			_, err := eng.CreateContainer(ctx, "db", []byte(`{"id":"h","partitionKey":{"paths":["/a","/b"],"kind":"MultiHash","version":2}}`), engine.ThroughputHeaders{})
 			return err
 		},
 		func() error {
