@@ -2,8 +2,8 @@
 //
 // Each test file calls startEbb() in its `before` hook and stop() in its
 // `after` hook. The server runs in memory (or on PostgreSQL: see
-// storageArgs), over plain HTTP, on a manual
-// clock (--clock-control), on a port the operating system picks on the
+// storageArgs), over plain HTTP, on a manual clock (--clock-control), on
+// a port the operating system picks on the
 // loopback interface; the port is read from the banner Ebb prints. It
 // runs with --check-on-exit: when stopped it checks that its documents,
 // expiry keys, index entries and feed agree, and stop() fails (and with
@@ -130,9 +130,9 @@ export async function startEbb({ extraArgs = [] } = {}) {
 }
 
 // storageArgs chooses where a server keeps its data: in memory, or, when
-// EBB_JS_STORE holds a PostgreSQL URL (scripts/test runs the suite a
-// second time so, on EBB_TEST_POSTGRES_URL), in a fresh schema of that
-// database, created with psql and dropped when the server stops.
+// EBB_JS_STORE holds a postgres:// URL (scripts/test runs the suite once
+// so, on EBB_TEST_POSTGRES_URL), in a fresh schema of that database,
+// created with psql and dropped when the server stops.
 async function storageArgs() {
   const base = process.env.EBB_JS_STORE;
   if (!base) return { args: ["--memory"], drop: async () => {} };
