@@ -3,8 +3,8 @@
 // Each test file calls startEbb() in its `before` hook and stop() in its
 // `after` hook. The server runs in memory (or on PostgreSQL: see
 // storageArgs), over plain HTTP, on a manual clock (--clock-control), on
-// a port the operating system picks on the
-// loopback interface; the port is read from the banner Ebb prints. It
+// a port the operating system picks on the loopback interface; the port
+// is read from the banner Ebb prints. It
 // runs with --check-on-exit: when stopped it checks that its documents,
 // expiry keys, index entries and feed agree, and stop() fails (and with
 // it the test file) when they do not.
