@@ -45,6 +45,8 @@ func FuzzGateway(f *testing.F) {
 		{1, "/dbs/db/colls/h/docs", "content-type: application/query+json\nx-ms-documentdb-isquery: true\nx-ms-documentdb-partitionkey: [\"t\"]", `{"query":"SELECT VALUE COUNT(1) FROM c"}`},
 		{4, "/dbs/db/colls/h/docs/1", "x-ms-documentdb-partitionkey: [\"t\",\"u\"]", ""},
 		{1, "/dbs/db/colls/c/operations/partitionkeydelete", "x-ms-documentdb-partitionkey: [\"p\"]", ""},
+		{2, "/dbs//0", "", "0"},
+		{0, "/dbs/db/colls/c/docs/../docs/a", "", ""},
 	} {
 		f.Add(s.method, s.path, s.hdrs, []byte(s.bod))
 	}
@@ -79,6 +81,17 @@ func FuzzGateway(f *testing.F) {
 		// answers; 500 is a bug.
 		if rec.Code == http.StatusInternalServerError {
 			t.Fatalf("%s %s %q %q: %d %s", m, path, hdrs, body, rec.Code, rec.Body)
+		}
+		// The SDKs read these on every response of the API, errors
+		// included (wire contract §17).
+		if strings.HasPrefix(req.URL.Path, "/dbs") || strings.HasPrefix(req.URL.Path, "/offers") {
+			hdr := rec.Header()
+			if hdr.Get("x-ms-activity-id") == "" || hdr.Get("x-ms-request-charge") == "" {
+				t.Fatalf("%s %s %q %q: %d without x-ms-activity-id or x-ms-request-charge: %v", m, path, hdrs, body, rec.Code, hdr)
+			}
+			if rec.Body.Len() > 0 && !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
+				t.Fatalf("%s %s %q %q: %d with Content-Type %q", m, path, hdrs, body, rec.Code, hdr.Get("Content-Type"))
+			}
 		}
 		if rec.Code >= 400 {
 			var e struct{ Code, Message string }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,7 +186,7 @@ func (g *Gateway) Handler() http.Handler {
 		// Static files: the page signs its own requests.
 		mux.Handle("/_explorer/", g.opts.Explorer)
 	}
-	var h http.Handler = foldTrailingSlash(mux)
+	var h http.Handler = foldTrailingSlash(mux, g.wrap("/", g.unknownPath, accessOpen))
 	if g.opts.Explorer != nil {
 		h = toExplorer(h)
 	}
@@ -193,8 +194,11 @@ func (g *Gateway) Handler() http.Handler {
 }
 
 // foldTrailingSlash routes "/dbs/x/" like "/dbs/x": the SDKs address some
-// resources by their _self link, which ends in a slash.
-func foldTrailingSlash(next http.Handler) http.Handler {
+// resources by their _self link, which ends in a slash. A path with an
+// empty, "." or ".." segment addresses no resource and goes to unclean,
+// where net/http's mux would answer it with a redirect, which no SDK
+// expects.
+func foldTrailingSlash(next, unclean http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") && !strings.HasPrefix(p, "/_explorer/") {
 			r.URL.Path = strings.TrimRight(p, "/")
@@ -204,6 +208,10 @@ func foldTrailingSlash(next http.Handler) http.Handler {
 			if r.URL.Path == "" {
 				r.URL.Path = "/"
 			}
+		}
+		if p, e := r.URL.Path, r.URL.EscapedPath(); path.Clean(p) != p || path.Clean(e) != e {
+			unclean.ServeHTTP(w, r)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
