@@ -47,6 +47,15 @@ func TestBrowserToExplorer(t *testing.T) {
 			t.Errorf("%s: redirected to %q, want /_explorer/", tt.name, rec.Header().Get("location"))
 		}
 	}
+	// The explorer answers where the redirect points, its trailing slash
+	// and all; a path with an empty segment is no resource.
+	for path, want := range map[string]int{"/_explorer/": http.StatusOK, "/_explorer//x": http.StatusNotFound} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != want {
+			t.Errorf("GET %s: status %d, want %d", path, rec.Code, want)
+		}
+	}
 }
 
 // TestRejectedRequestLogged: a request turned away with 401 is logged at

@@ -209,12 +209,19 @@ func foldTrailingSlash(next, unclean http.Handler) http.Handler {
 				r.URL.Path = "/"
 			}
 		}
-		if p, e := r.URL.Path, r.URL.EscapedPath(); path.Clean(p) != p || path.Clean(e) != e {
+		if !cleanPath(r.URL.Path) || !cleanPath(r.URL.EscapedPath()) {
 			unclean.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// cleanPath reports whether p has no empty, "." or ".." segment; a
+// trailing slash (the explorer's directory) is not an empty segment.
+func cleanPath(p string) bool {
+	t := strings.TrimSuffix(p, "/")
+	return t == "" || path.Clean(t) == t
 }
 
 // serve is h as a handler of this package, so that the wrapper's checks
