@@ -181,15 +181,9 @@ func runHelp(args []string) error {
 // environment, that the rest of the configuration would leave unused:
 // Ebb never quietly ignores what it was told. Given together, --memory
 // and --store, say, left one ignored, and a server the user meant to
-// keep its data lost it on restart.
-func checkFlagsApply(fs *flag.FlagSet, cfg *server.Config) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	fs.VisitAll(func(f *flag.Flag) {
-		if _, ok := os.LookupEnv(envName(f.Name)); ok {
-			set[f.Name] = true
-		}
-	})
+// keep its data lost it on restart. set names the settings given, by
+// flag name.
+func checkFlagsApply(set map[string]bool, cfg *server.Config) error {
 	name := func(flag string) string { return fmt.Sprintf("--%s (%s)", flag, envName(flag)) }
 	if cfg.Memory && cfg.Store != "" {
 		return fmt.Errorf("%s and %s each choose the storage; give one", name("memory"), name("store"))
@@ -228,8 +222,10 @@ func run(args []string) error {
 	logLevel := new(string)
 	fs := serveFlags(&cfg, logLevel)
 	var envErr error
+	set := map[string]bool{} // the settings given, in the environment or as flags
 	fs.VisitAll(func(f *flag.Flag) {
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
+			set[f.Name] = true
 			if err := f.Value.Set(v); err != nil {
 				envErr = fmt.Errorf("%s=%q is not a valid value for --%s: %v", envName(f.Name), v, f.Name, err)
 			}
@@ -244,7 +240,8 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q; `ebb help` lists the subcommands", fs.Arg(0))
 	}
-	if err := checkFlagsApply(fs, &cfg); err != nil {
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := checkFlagsApply(set, &cfg); err != nil {
 		return err
 	}
 	if cfg.QueryPageBudget <= 0 {

@@ -3,25 +3,15 @@ package engine
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/ebbdb/ebb/internal/clock"
-	"github.com/ebbdb/ebb/internal/storage/pebble"
 )
 
+// newTestEngine is an engine over a fresh strict in-memory store
+// (memStore) on a manual clock.
 func newTestEngine(t testing.TB) (*Engine, *clock.Manual) {
 	t.Helper()
-	store, err := pebble.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := clock.NewManual(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
-	e, err := Open(context.Background(), strictStore(store), Options{Clock: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(); store.Close() })
-	return e, m
+	return openEngine(t, memStore(t), Options{})
 }
 
 func mustCreate(t testing.TB, e *Engine, db, coll, body string) {

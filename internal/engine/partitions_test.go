@@ -280,6 +280,8 @@ func TestBulkRangeID(t *testing.T) {
 // other ranges' logical partitions by seeking past their runs of keys,
 // forwards and backwards (a descending ORDER BY walks the documents that
 // lack its path backwards), and still sees exactly its range's items.
+// Over the strict store, a skip must hand the store a key of the scan's
+// own, not the one the iterator lent, which the skip ends.
 func TestScopedScanSkipsRuns(t *testing.T) {
 	e, _ := newTestEngine(t)
 	testScopedScanSkipsRuns(t, e)

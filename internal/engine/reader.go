@@ -77,8 +77,9 @@ type scopeRun struct {
 	in bool
 	// passed counts the run's keys passed over so far (when !in).
 	passed int
-	// to holds the key skipRun returns: the iterator's own key is not the
-	// scan's to hand back to it, since a skip moves the iterator.
+	// to holds the key skipRun returns backwards: the iterator's own key
+	// is not the scan's to hand back to it, since a skip moves the
+	// iterator.
 	to []byte
 }
 
@@ -98,11 +99,12 @@ func (run *scopeRun) skipRun(key []byte, reverse bool) []byte {
 	if run.passed++; run.passed < skipAfter {
 		return nil
 	}
-	run.to = append(run.to[:0], key[:docPrefixLen+len(run.pk)]...)
-	if reverse {
-		return run.to // the last key before the run
+	prefix := key[:docPrefixLen+len(run.pk)]
+	if !reverse {
+		return keys.PrefixEnd(prefix) // a copy of its own
 	}
-	return keys.PrefixEnd(run.to)
+	run.to = append(run.to[:0], prefix...)
+	return run.to // the last key before the run
 }
 
 // inScopeRun is inScope for a scan, through run.

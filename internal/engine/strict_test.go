@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ebbdb/ebb/internal/storage"
-	"github.com/ebbdb/ebb/internal/storage/pebble"
 	"github.com/ebbdb/ebb/internal/storage/storagetest"
 )
 
@@ -20,24 +19,12 @@ func strictStore(s storage.Store) storage.Store {
 	return storagetest.Replaying(storagetest.Scribbling(s))
 }
 
-// strictEngine is an engine over a strict in-memory store.
-func strictEngine(t *testing.T) *Engine {
-	t.Helper()
-	store, err := pebble.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	e, _ := openEngine(t, strictStore(store), Options{})
-	return e
-}
-
 // TestPatchRunTwice: a patch's transaction may run again after a
 // conflict (PostgreSQL), and the second run must write what one run
 // would, even where one operation writes into a value another put in the
 // document, or moves it.
 func TestPatchRunTwice(t *testing.T) {
-	e := strictEngine(t)
+	e, _ := newTestEngine(t)
 	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]}}`)
 	ctx := context.Background()
 	for i, tc := range []struct{ ops, want string }{
@@ -65,7 +52,7 @@ func TestPatchRunTwice(t *testing.T) {
 // TestBatchReadOutlivesTransaction: a batch's read answers with the item
 // as it was read, though the transaction that read it has ended.
 func TestBatchReadOutlivesTransaction(t *testing.T) {
-	e := strictEngine(t)
+	e, _ := newTestEngine(t)
 	mustCreate(t, e, "db", "c", `{"id":"c","partitionKey":{"paths":["/pk"]}}`)
 	ctx := context.Background()
 	ref := ItemRef{DB: "db", Coll: "c", PK: `["p"]`, HasPK: true}
@@ -78,11 +65,4 @@ func TestBatchReadOutlivesTransaction(t *testing.T) {
 			t.Errorf("operation %d answered %q", i+1, op.Resource.Body)
 		}
 	}
-}
-
-// TestScopedScanSkipsRunsStrict is TestScopedScanSkipsRuns over a strict
-// store: a skip hands the store a key of the scan's own, not the one the
-// iterator lent, which the skip ends.
-func TestScopedScanSkipsRunsStrict(t *testing.T) {
-	testScopedScanSkipsRuns(t, strictEngine(t))
 }

@@ -209,7 +209,7 @@ func foldTrailingSlash(next, unclean http.Handler) http.Handler {
 				r.URL.Path = "/"
 			}
 		}
-		if !cleanPath(r.URL.Path) || !cleanPath(r.URL.EscapedPath()) {
+		if !cleanPath(r.URL.EscapedPath()) { // the path the mux cleans
 			unclean.ServeHTTP(w, r)
 			return
 		}

@@ -72,19 +72,20 @@ func (s scribbling) View(ctx context.Context, fn func(storage.Reader) error) err
 }
 
 func (s scribbling) Update(ctx context.Context, fn func(storage.Writer) error) error {
-	return s.Store.Update(ctx, func(w storage.Writer) error {
-		sw := &scribWriter{scribReader{r: w}, w}
-		defer sw.end()
-		return fn(sw)
-	})
+	return s.Store.Update(ctx, scribbledTx(fn))
 }
 
 func (s scribbling) UpdateLocked(ctx context.Context, locks [][]byte, fn func(storage.Writer) error) error {
-	return s.Store.UpdateLocked(ctx, locks, func(w storage.Writer) error {
+	return s.Store.UpdateLocked(ctx, locks, scribbledTx(fn))
+}
+
+// scribbledTx is fn run on a scribbling writer.
+func scribbledTx(fn func(storage.Writer) error) func(storage.Writer) error {
+	return func(w storage.Writer) error {
 		sw := &scribWriter{scribReader{r: w}, w}
 		defer sw.end()
 		return fn(sw)
-	})
+	}
 }
 
 // scribReader is a transaction's reader: what its Gets returned is
