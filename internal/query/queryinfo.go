@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -90,9 +91,16 @@ func (p *Plan) QueryInfo() QueryInfo {
 				name := aggNames[call.fn.agg]
 				t = &name
 			}
-			if !s.Value {
+			switch {
+			case !s.Value:
 				qi.GroupByAliases = append(qi.GroupByAliases, it.Name)
 				qi.GroupByAliasToAggregateType[it.Name] = t
+			case t != nil:
+				// SELECT VALUE COUNT(1) … GROUP BY: the service lists
+				// the aggregate here, and the SDK's GROUP BY VALUE
+				// merge takes its aggregator from aggregates[0]
+				// (without it, it keeps one range's partial count).
+				qi.Aggregates = append(qi.Aggregates, *t)
 			}
 		}
 	case len(s.aggs) > 0:
@@ -101,6 +109,9 @@ func (p *Plan) QueryInfo() QueryInfo {
 		}
 	}
 	qi.RewrittenQuery = rewrite(s, desc)
+	if qi.RewrittenQuery == "" && qi.Offset != nil && qi.Limit != nil {
+		qi.RewrittenQuery = rewriteOffsetLimit(s, *qi.Offset, *qi.Limit)
+	}
 	return qi
 }
 
@@ -211,6 +222,18 @@ func rewrite(s *SelectStmt, desc []bool) string {
 		return b.String()
 	}
 	return ""
+}
+
+// rewriteOffsetLimit is the per-partition query of an OFFSET LIMIT
+// query that no other rewrite covers (no ORDER BY, GROUP BY or
+// aggregate): every range returns its first offset+limit rows and the
+// SDK skips offset of their union and keeps limit. Sent as written,
+// each range would skip the offset itself and the SDK skip it again.
+func rewriteOffsetLimit(s *SelectStmt, offset, limit int) string {
+	each := *s
+	each.Offset = &LiteralExpr{Val: NumberValue(0)}
+	each.Limit = &LiteralExpr{Val: NumberValue(min(float64(offset)+float64(limit), math.MaxInt32))}
+	return formatStmt(&each)
 }
 
 // writeItems writes [{"item": e1}, {"item": e2}, …].
