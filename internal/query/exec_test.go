@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -405,6 +406,66 @@ func TestBadContinuation(t *testing.T) {
 	// The right plan accepts its own token.
 	if _, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: 3, Continuation: tok}); err != nil {
 		t.Errorf("own token: %v", err)
+	}
+	// An ORDER BY token is bound to the query without its WHERE, which
+	// an SDK replaces with a filter on the last row's sort values when it
+	// resumes (TestOrderByTokenUnderSDKFilter), but not to another
+	// ordering, projection or parameter value.
+	for _, q := range []string{
+		"SELECT * FROM c ORDER BY c.n DESC",
+		"SELECT * FROM c ORDER BY c.g",
+		"SELECT c.n FROM c ORDER BY c.n",
+		"SELECT TOP 5 * FROM c ORDER BY c.n",
+	} {
+		other, _ := first(q)
+		if _, err := other.Page(context.Background(), src, PageRequest{MaxItemCount: 3, Continuation: obTok}); !errors.Is(err, ErrBadContinuation) {
+			t.Errorf("%s with the token of SELECT * FROM c ORDER BY c.n: got %v, want ErrBadContinuation", q, err)
+		}
+	}
+}
+
+// TestOrderByTokenUnderSDKFilter resumes an ORDER BY query the way the
+// SDKs resume one across partitions: the rewritten query again, with a
+// filter on the last row's sort value where the first page had true,
+// and the token of the page before. The rows are those the unchanged
+// query returns.
+func TestOrderByTokenUnderSDKFilter(t *testing.T) {
+	src := numberedDocs(10)
+	const rewritten = `SELECT c._rid, [{"item": c.n}] AS orderByItems, c.id AS payload FROM c WHERE (c.g != "g1") AND (%s) ORDER BY c.n DESC`
+	page := func(filter string, max int, tok []byte) (rows []string, next []byte) {
+		t.Helper()
+		q, err := Parse(fmt.Sprintf(rewritten, filter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := q.Bind(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg, err := p.Page(context.Background(), src, PageRequest{MaxItemCount: max, Continuation: tok})
+		if err != nil {
+			t.Fatalf("filter %s: %v", filter, err)
+		}
+		for _, r := range pg.Rows() {
+			rows = append(rows, string(r))
+		}
+		return rows, pg.Next
+	}
+	all, _ := page("true", -1, nil)
+	got, tok := page("true", 2, nil)
+	for tok != nil {
+		// The filter an SDK sends the range it stopped in: its last
+		// row's sort value, itself included (the token skips it).
+		var last struct{ OrderByItems []struct{ Item float64 } }
+		if err := json.Unmarshal([]byte(got[len(got)-1]), &last); err != nil {
+			t.Fatal(err)
+		}
+		var rows []string
+		rows, tok = page(fmt.Sprintf("c.n <= %v", last.OrderByItems[0].Item), 2, tok)
+		got = append(got, rows...)
+	}
+	if !slices.Equal(got, all) {
+		t.Errorf("resumed under the filter:\n got %v\nwant %v", got, all)
 	}
 }
 

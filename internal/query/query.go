@@ -10,8 +10,12 @@ import (
 // Query is a parsed and checked query. It is immutable and safe to share;
 // Bind it to parameter values to run it.
 type Query struct {
-	text   string
-	stmt   *SelectStmt
+	text string
+	// tokenText is what a continuation token is bound to (Plan.hash):
+	// the text, but for an ORDER BY query the statement without its
+	// WHERE (see orderByTokenText).
+	tokenText string
+	stmt      *SelectStmt
 	params []string // parameter names, by slot
 	nslots int      // variable slots needed
 	// fields are the top-level document members the query reads, unless
@@ -50,11 +54,32 @@ func check(text string, stmt *SelectStmt) (*Query, error) {
 	if err := c.errs.err(); err != nil {
 		return nil, err
 	}
-	q := &Query{text: text, stmt: stmt, params: c.names, nslots: c.maxSlots, udfs: c.udfs, udfsAt: c.udfsAt}
+	q := &Query{text: text, tokenText: text, stmt: stmt, params: c.names, nslots: c.maxSlots, udfs: c.udfs, udfsAt: c.udfsAt}
+	if planMode(stmt) == modeOrderBy {
+		q.tokenText = orderByTokenText(stmt)
+	}
 	q.fields, q.wholeDoc = docFields(stmt)
 	q.docNames, q.docDynamic = markDocRefs(stmt)
 	prepareSearchCalls(stmt)
 	return q, nil
+}
+
+// orderByTokenText is what an ORDER BY query's continuation tokens are
+// bound to: the statement without its WHERE. An SDK resumes a
+// cross-partition ORDER BY query by sending each range the plan's
+// rewritten query with a filter on the last row's sort values in place
+// of its {documentdb-formattableorderbyquery-filter} placeholder, and the
+// range it stopped in gets that range's continuation token with it
+// (@azure/cosmos OrderByQueryRangeStrategy, the .NET SDK's ORDER BY
+// pipeline stage likewise): the service takes the token with the
+// changed filter. An ORDER BY token holds the position of the last row
+// returned in the sort order, and the next page returns the rows after
+// it that pass the WHERE it is given, so a token stays well defined
+// under any WHERE.
+func orderByTokenText(s *SelectStmt) string {
+	each := *s
+	each.Where = nil
+	return formatStmt(&each)
 }
 
 // Text returns the query text as given to Parse.
@@ -154,7 +179,7 @@ func (q *Query) BindComputed(params []Param, cs *Computed) (*Plan, error) {
 	p.skip, p.max = c.limits(q.stmt)
 
 	h := fnv.New64a()
-	h.Write([]byte(q.text))
+	h.Write([]byte(q.tokenText))
 	var buf []byte
 	for slot, name := range q.params {
 		buf = binary.AppendUvarint(buf[:0], uint64(len(name)))

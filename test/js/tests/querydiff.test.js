@@ -291,3 +291,38 @@ describe(`random queries agree across four ranges and in one partition (seed ${s
     });
   }
 });
+
+// The same queries resumed page by page, each page from a new iterator
+// given the last page's continuation token (enableQueryControl, which
+// gives one for cross-partition queries), as a stateless service pages
+// a query for its own clients. An ORDER BY resumes by sending every
+// range the rewritten query with a filter on the last row's sort values
+// and the range it stopped in its own token: the range must take its
+// token with the changed filter.
+//
+// Not with ORDER BY on two keys: @azure/cosmos 4.9.3 filters each key
+// on its own (c.n <= 3 AND c.id <= 'd7', in OrderByQueryRangeStrategy),
+// which loses rows of the other ranges against the service as well.
+describe(`random queries resumed from continuation tokens (seed ${seed})`, () => {
+  const resumable = queries.filter(
+    (c) => c.cmp !== "sized" && !/COUNT|SUM|AVG|MIN|MAX|GROUP BY|DISTINCT|ORDER BY [^,]*,/.test(c.q),
+  );
+  for (const [i, c] of resumable.entries()) {
+    test(`${i}: ${c.q}`, async () => {
+      const want = await run(reference, c.q, c.params ?? [], { partitionKey: "all" });
+      const got = [];
+      let continuationToken;
+      for (let pages = 0; ; pages++) {
+        assert.ok(pages <= want.length + 8, `still paging after ${pages} pages`);
+        const it = spread.items.query({ query: c.q, parameters: c.params ?? [] }, { maxItemCount: 4, continuationToken, enableQueryControl: true });
+        const page = await it.fetchNext();
+        got.push(...stripSystem(page.resources));
+        continuationToken = page.continuationToken;
+        if (!continuationToken) break;
+      }
+      const rows = normalize(got);
+      if (c.cmp === "ordered") assert.deepEqual(rows, want);
+      else assert.deepEqual(sorted(rows), sorted(want));
+    });
+  }
+});
