@@ -252,7 +252,9 @@
 //     backreferences; such patterns yield undefined) with the modifiers i, m,
 //     s and x. FullTextContains, FullTextContainsAll and FullTextContainsAny
 //     match case-insensitively on words (runs of letters and digits); a
-//     multi-word term must appear as consecutive words; there is no stemming.
+//     multi-word term must appear as consecutive words; on a path of the
+//     container's fullTextPolicy the words are the English analyzer's
+//     (fulltext.go: no stop words, stemmed), elsewhere as written.
 //     DocumentId returns the "id" of the object it is given. Date-times are
 //     parsed from YYYY-MM-DD[Thh:mm[:ss[.fffffff]]][Z|±hh:mm] and always
 //     formatted as YYYY-MM-DDThh:mm:ss.fffffffZ; ticks are 100 ns since the
@@ -263,14 +265,16 @@
 //     ST_AREA) work on GeoJSON Point, LineString, Polygon and MultiPolygon
 //     over a spherical Earth (great-circle meters; edges straight in
 //     longitude/latitude), close to but not exactly Cosmos DB's ellipsoidal
-//     figures. VectorDistance, FullTextScore, RRF and ORDER BY RANK are not
-//     implemented and are rejected as unknown functions.
+//     figures. VectorDistance is in functions_vector.go, FullTextScore and
+//     ORDER BY RANK in fulltext.go, RRF in hybrid.go.
 //   - Parameters the query refers to but the request lacks are undefined.
 //     TOP, OFFSET and LIMIT given by a parameter must be non-negative
 //     integers (Bind fails otherwise). TOP and OFFSET/LIMIT may be combined:
 //     OFFSET applies first, then the smaller of TOP and LIMIT.
-//   - A subquery in the FROM clause of the outermost query is rejected;
-//     subqueries in JOIN and inside expressions are supported.
+//   - A subquery in the FROM clause of the outermost query is rejected
+//     unless the query counts the rows of a DISTINCT subquery, the
+//     service's count of distinct values (dcount.go); subqueries in JOIN
+//     and inside expressions are supported.
 //   - Filter (patch conditions) is FROM source [WHERE expr]; a document
 //     matches if any row satisfies the condition.
 //

@@ -683,6 +683,9 @@ func (ex *executor) materialized(src Source, cur *cursor, pageSize int) (*cursor
 	if ex.c.m.halted() {
 		return nil, ex.haltError(true)
 	}
+	if dc := ex.p.q.dcount; dc != nil {
+		rows = []Value{dc.result(rows)}
+	}
 	return ex.emitResult(rows, cur, pageSize), nil
 }
 

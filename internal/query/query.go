@@ -16,6 +16,9 @@ type Query struct {
 	// WHERE (see orderByTokenText).
 	tokenText string
 	stmt      *SelectStmt
+	// dcount, for a count of distinct values, is the outer query, and
+	// stmt its subquery (dcount.go).
+	dcount *dcount
 	params []string // parameter names, by slot
 	nslots int      // variable slots needed
 	// fields are the top-level document members the query reads, unless
@@ -49,12 +52,19 @@ func Parse(text string) (*Query, error) {
 
 func check(text string, stmt *SelectStmt) (*Query, error) {
 	c := &checker{src: text, params: map[string]int{}}
-	c.checkStmt(stmt, 0, true)
+	inner, dc, isCount := distinctCountShape(stmt)
+	if isCount {
+		// The query runs its subquery and counts the rows (dcount.go).
+		c.checkDistinctCount(inner)
+		stmt = inner
+	} else {
+		c.checkStmt(stmt, 0, true)
+	}
 	c.checkSearchFunctions(stmt)
 	if err := c.errs.err(); err != nil {
 		return nil, err
 	}
-	q := &Query{text: text, tokenText: text, stmt: stmt, params: c.names, nslots: c.maxSlots, udfs: c.udfs, udfsAt: c.udfsAt}
+	q := &Query{text: text, tokenText: text, stmt: stmt, dcount: dc, params: c.names, nslots: c.maxSlots, udfs: c.udfs, udfsAt: c.udfsAt}
 	if planMode(stmt) == modeOrderBy {
 		q.tokenText = orderByTokenText(stmt)
 	}
@@ -93,7 +103,12 @@ func (q *Query) UDFs() []string { return slices.Clone(q.udfs) }
 func (q *Query) Params() []string { return append([]string(nil), q.params...) }
 
 // String returns the query in canonical form.
-func (q *Query) String() string { return formatStmt(q.stmt) }
+func (q *Query) String() string {
+	if q.dcount != nil {
+		return formatStmt(q.dcount.outer)
+	}
+	return formatStmt(q.stmt)
+}
 
 // Plan is a query bound to parameter values, ready to run. It is
 // immutable; Page may be called concurrently.

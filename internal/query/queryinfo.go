@@ -22,7 +22,17 @@ type QueryInfo struct {
 	GroupByAliasToAggregateType map[string]*string `json:"groupByAliasToAggregateType"`
 	RewrittenQuery              string             `json:"rewrittenQuery"`
 	HasSelectValue              bool               `json:"hasSelectValue"`
+	DCountInfo                  *DCountInfo        `json:"dCountInfo"`
 	HasNonStreamingOrderBy      bool               `json:"hasNonStreamingOrderBy"`
+}
+
+// DCountInfo marks a count of distinct values, SELECT VALUE COUNT(1)
+// FROM (SELECT DISTINCT …): the SDKs that know it (.NET, Java) run the
+// rewritten inner query on every range, drop the values seen before and
+// count the rest, answering the count, or {alias: count} when the count
+// is not a VALUE (Alias).
+type DCountInfo struct {
+	Alias string `json:"dCountAlias"`
 }
 
 var aggNames = map[aggKind]string{
@@ -41,6 +51,22 @@ func (p *Plan) QueryInfo() QueryInfo {
 		Aggregates:                  []string{},
 		GroupByAliasToAggregateType: map[string]*string{},
 		HasSelectValue:              s.Value,
+	}
+	if dc := p.q.dcount; dc != nil {
+		// The service plans a count of distinct values this way, for
+		// clients that do not announce DCount among their query features
+		// too (azure-cosmos-dotnet-v3 #2672: a missing flag does not
+		// block it). @azure/cosmos 4.9.3 does not read dCountInfo and so
+		// returns the distinct values themselves, against the service as
+		// here; an SDK that does returns their number.
+		qi.DistinctType = "Unordered"
+		qi.HasSelectValue = dc.value
+		qi.DCountInfo = &DCountInfo{}
+		if !dc.value {
+			qi.DCountInfo.Alias = dc.name
+		}
+		qi.RewrittenQuery = formatStmt(s)
+		return qi
 	}
 	if s.Distinct {
 		qi.DistinctType = "Unordered"

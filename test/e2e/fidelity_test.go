@@ -143,6 +143,7 @@ func TestCrossPartitionQueryNeedsPlan(t *testing.T) {
 		"SELECT TOP 1 * FROM c",
 		"SELECT * FROM c OFFSET 1 LIMIT 1",
 		"SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk",
+		"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.n FROM c) AS x",
 	} {
 		_, err := c.NewQueryItemsPager(q, all, nil).NextPage(e.ctx)
 		var re *azcore.ResponseError
@@ -162,6 +163,10 @@ func TestCrossPartitionQueryNeedsPlan(t *testing.T) {
 		if got := queryAll(t, e, c, q, pk, nil); len(got) == 0 {
 			t.Fatalf("%s within one partition returned nothing", q)
 		}
+	}
+	// A count of distinct values in one partition: Ebb counts them.
+	if got := queryAll(t, e, c, "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.pk FROM c)", pk, nil); len(got) != 1 || string(got[0]) != "1" {
+		t.Errorf("a count of distinct values in one partition: %s", got)
 	}
 	page, err := c.NewQueryItemsPager("SELECT c.id FROM c WHERE c.n > 0", all, nil).NextPage(e.ctx)
 	if err != nil || len(page.Items) != 2 {
