@@ -92,10 +92,18 @@ func (p *Plan) QueryInfo() QueryInfo {
 			continue
 		}
 		desc[i] = o.Desc
-		if call, ok := o.Expr.(*CallExpr); ok && call.vectorRank {
-			// Most similar first: the merge across partitions orders
-			// the scores themselves, greatest first but for Euclidean.
-			desc[i] = p.planVectorFunction(c, call) != "euclidean"
+		if call, ok := o.Expr.(*CallExpr); ok && call.fn != nil && call.fn.name == "VectorDistance" {
+			// The service merges a vector search across partitions
+			// without streaming: the SDKs buffer every range's rows and
+			// sort them, and @azure/cosmos refuses one without TOP or
+			// LIMIT (QueryPlanRetrieverTests in the .NET SDK).
+			qi.HasNonStreamingOrderBy = true
+			if call.vectorRank {
+				// Most similar first: the merge across partitions
+				// orders the scores themselves, greatest first but for
+				// Euclidean.
+				desc[i] = p.planVectorFunction(c, call) != "euclidean"
+			}
 		}
 		if desc[i] {
 			qi.OrderBy = append(qi.OrderBy, "Descending")
@@ -134,7 +142,7 @@ func (p *Plan) QueryInfo() QueryInfo {
 			qi.Aggregates = append(qi.Aggregates, aggNames[a.fn.agg])
 		}
 	}
-	qi.RewrittenQuery = rewrite(s, desc)
+	qi.RewrittenQuery = rewrite(s, desc, qi.Top, qi.Offset, qi.Limit)
 	if qi.RewrittenQuery == "" && qi.Offset != nil && qi.Limit != nil {
 		qi.RewrittenQuery = rewriteOffsetLimit(s, *qi.Offset, *qi.Limit)
 	}
@@ -161,14 +169,24 @@ func (p *Plan) planVectorFunction(c *evalCtx, call *CallExpr) string {
 // rewrite produces the per-partition query of the SDK's pipelined mode for
 // ORDER BY and VALUE-aggregate queries ("" otherwise: the SDK then sends the
 // original query).
-// desc is each ORDER BY key's direction, as the plan reports it.
-func rewrite(s *SelectStmt, desc []bool) string {
+// desc is each ORDER BY key's direction, as the plan reports it; top,
+// offset and limit the plan's (nil when absent).
+func rewrite(s *SelectStmt, desc []bool, top, offset, limit *int) string {
 	switch {
 	case len(s.OrderBy) > 0 && len(s.From) > 0 && !s.isAggregate() && !s.OrderBy[0].Rank:
 		var b strings.Builder
 		b.WriteString("SELECT ")
 		if s.Distinct {
 			b.WriteString("DISTINCT ")
+		}
+		// Every range needs no more rows than the query's TOP, nor than
+		// its OFFSET plus LIMIT (below), as the service rewrites it; but
+		// with DISTINCT a range's rows are made distinct only by the
+		// SDK's merge (each has its _rid), so a range's first rows may
+		// repeat one value and every row may be needed.
+		limited := !s.Distinct
+		if top != nil && limited {
+			fmt.Fprintf(&b, "TOP %d ", *top)
 		}
 		root := s.From[0].Alias
 		b.WriteString(root + "._rid, ")
@@ -200,6 +218,9 @@ func rewrite(s *SelectStmt, desc []bool) string {
 			} else {
 				b.WriteString(" ASC")
 			}
+		}
+		if offset != nil && limit != nil && limited {
+			fmt.Fprintf(&b, " OFFSET 0 LIMIT %d", min(int64(*offset)+int64(*limit), math.MaxInt32))
 		}
 		return b.String()
 	case len(s.GroupBy) > 0 || (len(s.aggs) > 0 && !s.Value):

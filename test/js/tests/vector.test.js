@@ -64,6 +64,14 @@ describe("vector search", () => {
 
       const { resources: across } = await container.items.query(query).fetchAll();
       assert.deepEqual(across.map((r) => r.id), oracle(docs).map((r) => r.id));
+
+      // Without TOP the SDK refuses a vector search across partitions,
+      // as against the service, whose plan (Ebb's too) merges the ranges
+      // without streaming (hasNonStreamingOrderBy).
+      const unbounded = { query: query.query.replace("TOP 5 ", ""), parameters: query.parameters };
+      await assert.rejects(container.items.query(unbounded).fetchAll(), /without TOP or LIMIT/);
+      const { resources: all } = await container.items.query(unbounded, { partitionKey: "odd" }).fetchAll();
+      assert.equal(all.length, 20);
     });
   }
 
