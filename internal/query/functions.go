@@ -106,7 +106,8 @@ func init() {
 	for _, ag := range []struct {
 		name string
 		kind aggKind
-	}{{"COUNT", aggCount}, {"SUM", aggSum}, {"AVG", aggAvg}, {"MIN", aggMin}, {"MAX", aggMax}, {"CountIf", aggCountIf}} {
+	}{{"COUNT", aggCount}, {"SUM", aggSum}, {"AVG", aggAvg}, {"MIN", aggMin}, {"MAX", aggMax}, {"CountIf", aggCountIf},
+		{"MAKELIST", aggMakeList}, {"MAKESET", aggMakeSet}} {
 		b := register(ag.name, 1, 1, nil)
 		b.agg = ag.kind
 	}

@@ -37,6 +37,7 @@ type DCountInfo struct {
 
 var aggNames = map[aggKind]string{
 	aggCount: "Count", aggSum: "Sum", aggAvg: "Average", aggMin: "Min", aggMax: "Max", aggCountIf: "CountIf",
+	aggMakeList: "MakeList", aggMakeSet: "MakeSet",
 }
 
 // QueryInfo describes the plan in the shape the JavaScript SDK expects.

@@ -42,6 +42,11 @@ func TestQueryInfo(t *testing.T) {
 		// OFFSET plus LIMIT on every range.
 		{"vector search", "SELECT c.id FROM c ORDER BY VectorDistance(c.v, [1, 2]) OFFSET 5 LIMIT 7",
 			nil, `{"distinctType":"None","top":null,"offset":5,"limit":7,"orderBy":["Descending"],"orderByExpressions":["VectorDistance(c.v, [1, 2])"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT c._rid, [{\"item\": VectorDistance(c.v, [1, 2])}] AS orderByItems, {\"id\": c.id} AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) ORDER BY VectorDistance(c.v, [1, 2]) DESC OFFSET 0 LIMIT 12","hasSelectValue":false,"dCountInfo":null,"hasNonStreamingOrderBy":true}`},
+		// As the service plans MAKELIST and MAKESET (QueryPlanRetrieverTests).
+		{"makelist", "SELECT VALUE MAKELIST(c.id) FROM c",
+			nil, `{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":["MakeList"],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT VALUE [{\"item\": MAKELIST(c.id)}] FROM c","hasSelectValue":true,"dCountInfo":null,"hasNonStreamingOrderBy":false}`},
+		{"makeset grouped", "SELECT MAKESET(c.id) FROM c GROUP BY c.zipcode",
+			nil, `{"distinctType":"None","top":null,"offset":null,"limit":null,"orderBy":[],"orderByExpressions":[],"groupByExpressions":["c.zipcode"],"groupByAliases":["$1"],"aggregates":[],"groupByAliasToAggregateType":{"$1":"MakeSet"},"rewrittenQuery":"SELECT [{\"item\": c.zipcode}] AS groupByItems, {\"$1\": {\"item\": MAKESET(c.id)}} AS payload FROM c GROUP BY c.zipcode","hasSelectValue":false,"dCountInfo":null,"hasNonStreamingOrderBy":false}`},
 		{"distinct offset limit", "SELECT DISTINCT VALUE c.a FROM c ORDER BY c.a OFFSET 2 LIMIT 3",
 			nil, `{"distinctType":"Ordered","top":null,"offset":2,"limit":3,"orderBy":["Ascending"],"orderByExpressions":["c.a"],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},"rewrittenQuery":"SELECT DISTINCT c._rid, [{\"item\": c.a}] AS orderByItems, c.a AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) ORDER BY c.a ASC","hasSelectValue":true,"dCountInfo":null,"hasNonStreamingOrderBy":false}`},
 		{"distinct unordered", "SELECT DISTINCT c.a FROM c",

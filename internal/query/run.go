@@ -396,6 +396,12 @@ const (
 	aggMin
 	aggMax
 	aggCountIf
+	// MAKELIST and MAKESET: the values, and the distinct values, as an
+	// array. The service has them (its query plans name them MakeList
+	// and MakeSet, and @azure/cosmos merges them across partitions with
+	// its MakeListAggregator and MakeSetAggregator).
+	aggMakeList
+	aggMakeSet
 )
 
 // aggState accumulates one aggregate with Cosmos semantics: undefined
@@ -409,6 +415,9 @@ type aggState struct {
 	sum  float64
 	bad  bool
 	best Value
+	// list and seen (by appendKey) are MAKELIST's and MAKESET's values.
+	list []Value
+	seen map[string]bool
 }
 
 func (a *aggState) add(v Value) {
@@ -432,6 +441,17 @@ func (a *aggState) add(v Value) {
 		}
 		a.n++
 		a.sum += v.num
+	case aggMakeList:
+		a.list = append(a.list, v)
+	case aggMakeSet:
+		k := string(appendKey(nil, v))
+		if a.seen == nil {
+			a.seen = map[string]bool{}
+		}
+		if !a.seen[k] {
+			a.seen[k] = true
+			a.list = append(a.list, v)
+		}
 	case aggMin, aggMax:
 		if v.kind == Array || v.kind == Object {
 			a.bad = true
@@ -465,6 +485,8 @@ func (a *aggState) result() Value {
 			return undefinedValue
 		}
 		return a.best
+	case aggMakeList, aggMakeSet:
+		return NewArray(a.list...)
 	}
 	return undefinedValue
 }
