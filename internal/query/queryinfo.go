@@ -221,7 +221,7 @@ func rewrite(s *SelectStmt, desc []bool, top, offset, limit *int) string {
 			}
 		}
 		if offset != nil && limit != nil && limited {
-			fmt.Fprintf(&b, " OFFSET 0 LIMIT %d", min(int64(*offset)+int64(*limit), math.MaxInt32))
+			fmt.Fprintf(&b, " OFFSET 0 LIMIT %d", rangeLimit(*offset, *limit))
 		}
 		return b.String()
 	case len(s.GroupBy) > 0 || (len(s.aggs) > 0 && !s.Value):
@@ -280,8 +280,15 @@ func rewrite(s *SelectStmt, desc []bool, top, offset, limit *int) string {
 func rewriteOffsetLimit(s *SelectStmt, offset, limit int) string {
 	each := *s
 	each.Offset = &LiteralExpr{Val: NumberValue(0)}
-	each.Limit = &LiteralExpr{Val: NumberValue(min(float64(offset)+float64(limit), math.MaxInt32))}
+	each.Limit = &LiteralExpr{Val: NumberValue(float64(rangeLimit(offset, limit)))}
 	return formatStmt(&each)
+}
+
+// rangeLimit is the LIMIT of a range's part of OFFSET offset LIMIT
+// limit: all the rows the query may skip or return, within the largest
+// LIMIT a query takes.
+func rangeLimit(offset, limit int) int {
+	return int(min(int64(offset)+int64(limit), math.MaxInt32))
 }
 
 // writeItems writes [{"item": e1}, {"item": e2}, …].
