@@ -2,6 +2,7 @@ package query
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,8 +36,10 @@ func formatDateTime(t time.Time) Value {
 	return StringValue(t.Truncate(tick).Format(dateTimeShape))
 }
 
-// parseDateTime accepts YYYY-MM-DD, optionally followed by Thh:mm,
-// :ss and .f (1 to 7 digits), then optionally Z or an offset ±hh:mm.
+// parseDateTime accepts YYYY-MM-DD, optionally followed by Thh:mm (or
+// " hh:mm": IS_DATETIME("2024-12-12 20:21:25") is true in the query
+// reference, learn.microsoft.com/cosmos-db/query/is-datetime), :ss and
+// .f (1 to 7 digits), then optionally Z or an offset ±hh:mm.
 func parseDateTime(s string) (time.Time, bool) {
 	num := func(i, n int) (int, bool) {
 		if i+n > len(s) {
@@ -60,7 +63,7 @@ func parseDateTime(s string) (time.Time, bool) {
 	}
 	var h, mi, sec, frac int
 	i := 10
-	if i < len(s) && s[i] == 'T' {
+	if i < len(s) && (s[i] == 'T' || s[i] == ' ') {
 		var ok4, ok5 bool
 		h, ok4 = num(11, 2)
 		mi, ok5 = num(14, 2)
@@ -382,4 +385,145 @@ func registerDateFunctions() {
 		}
 		return formatDateTime(fromTicks(int64(a[0].num) * ticksPerMs))
 	})
+
+	register("IS_DATETIME", 1, 1, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+		_, ok := dateArg(a[0])
+		return BoolValue(ok)
+	})
+	part := func(of func(time.Time) int) func(*evalCtx, *CallExpr, []Value) Value {
+		return func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+			t, ok := dateArg(a[0])
+			if !ok {
+				return undefinedValue
+			}
+			return NumberValue(float64(of(t)))
+		}
+	}
+	register("YEAR", 1, 1, part(time.Time.Year))
+	register("MONTH", 1, 1, part(func(t time.Time) int { return int(t.Month()) }))
+	register("DAY", 1, 1, part(time.Time.Day))
+	register("DateTimeFormat", 2, 2, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+		t, ok := dateArg(a[0])
+		if !ok || a[1].kind != String {
+			return undefinedValue
+		}
+		out, ok := formatCustom(t, a[1].str)
+		if !ok {
+			return undefinedValue
+		}
+		return StringValue(out)
+	})
+}
+
+// formatCustom formats t by a custom date and time format in .NET's
+// notation, which DateTimeFormat takes: yyyy, MM, dd, HH, mm, ss, f…
+// and F… (fractions, F… without trailing zeros), and the rest of that
+// notation (y to yyyyy, M to MMMM, d to dddd, h, H, m, s, t, tt, K, z
+// to zzz; English names); a character after \ and text in '…' or "…"
+// are literal, as is any other character. The query reference shows
+// DateTimeFormat("2024-10-10 14:40:20", "To\\da\\y i\\s: yyyy-MM-ddTHH:mm:ss.FFF")
+// as "Today is: 2024-10-10T14:40:20.", the point kept before an empty
+// fraction (learn.microsoft.com/cosmos-db/query/datetimeformat). It
+// reports false for an unterminated quote or a trailing \.
+func formatCustom(t time.Time, format string) (string, bool) {
+	var b strings.Builder
+	pad := func(v, width int) {
+		s := strconv.Itoa(v)
+		for i := len(s); i < width; i++ {
+			b.WriteByte('0')
+		}
+		b.WriteString(s)
+	}
+	for i := 0; i < len(format); {
+		c := format[i]
+		n := 1
+		for i+n < len(format) && format[i+n] == c {
+			n++
+		}
+		switch c {
+		case 'y':
+			y := t.Year()
+			if n <= 2 {
+				y %= 100
+			}
+			pad(y, n)
+		case 'M':
+			switch {
+			case n >= 4:
+				b.WriteString(t.Month().String())
+			case n == 3:
+				b.WriteString(t.Month().String()[:3])
+			default:
+				pad(int(t.Month()), n)
+			}
+		case 'd':
+			switch {
+			case n >= 4:
+				b.WriteString(t.Weekday().String())
+			case n == 3:
+				b.WriteString(t.Weekday().String()[:3])
+			default:
+				pad(t.Day(), n)
+			}
+		case 'H':
+			pad(t.Hour(), min(n, 2))
+		case 'h':
+			h := t.Hour() % 12
+			if h == 0 {
+				h = 12
+			}
+			pad(h, min(n, 2))
+		case 'm':
+			pad(t.Minute(), min(n, 2))
+		case 's':
+			pad(t.Second(), min(n, 2))
+		case 't':
+			ampm := "AM"
+			if t.Hour() >= 12 {
+				ampm = "PM"
+			}
+			b.WriteString(ampm[:min(n, 2)])
+		case 'f', 'F':
+			if n > 7 {
+				return "", false
+			}
+			digits := strconv.Itoa(t.Nanosecond()/100 + 10_000_000)[1 : 1+n]
+			if c == 'F' {
+				digits = strings.TrimRight(digits, "0")
+			}
+			b.WriteString(digits)
+		case 'K':
+			b.WriteByte('Z')
+			n = 1
+		case 'z':
+			// Every date-time is UTC.
+			switch {
+			case n == 1:
+				b.WriteString("+0")
+			case n == 2:
+				b.WriteString("+00")
+			default:
+				b.WriteString("+00:00")
+			}
+		case '\\':
+			if i+1 >= len(format) {
+				return "", false
+			}
+			b.WriteByte(format[i+1])
+			i += 2
+			continue
+		case '\'', '"':
+			end := strings.IndexByte(format[i+1:], c)
+			if end < 0 {
+				return "", false
+			}
+			b.WriteString(format[i+1 : i+1+end])
+			i += end + 2
+			continue
+		default:
+			b.WriteString(format[i : i+n])
+		}
+		i += n
+	}
+	return b.String(), true
 }

@@ -26,22 +26,14 @@ func registerArrayFunctions() {
 			if a[0].kind != Array {
 				return undefinedValue
 			}
-			for _, want := range a[1:] {
-				hit := false
+			return anyOrAll(all, a[1:], func(want Value) bool {
 				for _, e := range a[0].ref.elems {
 					if Equal(e, want) {
-						hit = true
-						break
+						return true
 					}
 				}
-				if hit && !all {
-					return trueValue
-				}
-				if !hit && all {
-					return falseValue
-				}
-			}
-			return BoolValue(all)
+				return false
+			})
 		}
 	}
 	register("ARRAY_CONTAINS_ANY", 2, -1, containsSet(false))
@@ -215,4 +207,34 @@ func objectContains(whole, part Value) bool {
 		}
 	}
 	return true
+}
+
+// anyOrAll is ARRAY_CONTAINS_ANY and _ALL's answer, and CONTAINS_ANY_CI's
+// and the other CONTAINS_ANY and _ALL functions': whether any (all false)
+// or all of the values are found. An undefined value is neither found
+// nor missing: with none found it makes ANY undefined, and with none
+// missing it makes ALL undefined (the service's query reference shows
+// ARRAY_CONTAINS_ANY([1, 2, 3, 4], 1, undefined) true but
+// ARRAY_CONTAINS_ANY([1, 2, 3, 4], 5, undefined) undefined, and
+// ARRAY_CONTAINS_ALL([1, 2, 3, 4], 5, undefined) false but
+// ARRAY_CONTAINS_ALL([1, 2, 3, 4], 1, undefined) undefined).
+func anyOrAll(all bool, values []Value, found func(Value) bool) Value {
+	unknown := false
+	for _, v := range values {
+		if v.kind == Undefined {
+			unknown = true
+			continue
+		}
+		hit := found(v)
+		if hit && !all {
+			return trueValue
+		}
+		if !hit && all {
+			return falseValue
+		}
+	}
+	if unknown {
+		return undefinedValue
+	}
+	return BoolValue(all)
 }

@@ -19,6 +19,11 @@ func TestArrayFunctions(t *testing.T) {
 		{"ARRAY_CONTAINS_ALL(c.arr, 1, 3)", "true"},
 		{"ARRAY_CONTAINS_ALL(c.arr, 1, 4)", "false"},
 		{"ARRAY_CONTAINS_ANY('x', 1)", "undefined"},
+		// An undefined value is neither found nor missing.
+		{"ARRAY_CONTAINS_ANY(c.arr, 3, c.missing)", "true"},
+		{"ARRAY_CONTAINS_ANY(c.arr, 9, c.missing)", "undefined"},
+		{"ARRAY_CONTAINS_ALL(c.arr, 9, c.missing)", "false"},
+		{"ARRAY_CONTAINS_ALL(c.arr, 1, c.missing)", "undefined"},
 		{"ARRAY_LENGTH(c.arr)", "3"},
 		{"ARRAY_LENGTH(c.e)", "0"},
 		{"ARRAY_LENGTH(c.s)", "undefined"},

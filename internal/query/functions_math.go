@@ -51,8 +51,11 @@ func registerMathFunctions() {
 	register("DEGREES", 1, 1, num1(func(x float64) float64 { return x * 180 / math.Pi }))
 	register("RADIANS", 1, 1, num1(func(x float64) float64 { return x * math.Pi / 180 }))
 	register("POWER", 2, 2, num2(math.Pow))
-	// ATN2(x, y) is the angle of the point (x, y): atan2(y, x).
-	register("ATN2", 2, 2, num2(func(x, y float64) float64 { return math.Atan2(y, x) }))
+	// ATN2(y, x) is the arc tangent of y/x in the quadrant of (x, y),
+	// as the query reference now names its arguments and shows it:
+	// ATN2(35.175643, 129.44) is 0.265344532064832 (learn.microsoft.com/
+	// cosmos-db/query/atn2; an older page gave atan2(x, y) for it).
+	register("ATN2", 2, 2, num2(math.Atan2))
 	register("LOG", 1, 2, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
 		if a[0].kind != Number {
 			return undefinedValue
@@ -73,7 +76,11 @@ func registerMathFunctions() {
 		}
 		size := 1.0
 		if len(a) > 1 {
-			if a[1].kind != Number || a[1].num <= 0 {
+			// A negative bin size bins as a positive one but for the
+			// floor's side: NumberBin(37.752, -100) is 100 in the query
+			// reference (learn.microsoft.com/cosmos-db/query/numberbin);
+			// a bin of 0 is undefined.
+			if a[1].kind != Number || a[1].num == 0 {
 				return undefinedValue
 			}
 			size = a[1].num

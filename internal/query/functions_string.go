@@ -53,9 +53,24 @@ func registerStringFunctions() {
 	register("LOWER", 1, 1, str1(func(s string) Value { return StringValue(strings.ToLower(s)) }))
 	register("UPPER", 1, 1, str1(func(s string) Value { return StringValue(strings.ToUpper(s)) }))
 	register("LENGTH", 1, 1, str1(func(s string) Value { return NumberValue(float64(utf8.RuneCountInString(s))) }))
-	register("TRIM", 1, 1, str1(func(s string) Value { return StringValue(strings.TrimSpace(s)) }))
-	register("LTRIM", 1, 1, str1(func(s string) Value { return StringValue(strings.TrimLeftFunc(s, unicode.IsSpace)) }))
-	register("RTRIM", 1, 1, str1(func(s string) Value { return StringValue(strings.TrimRightFunc(s, unicode.IsSpace)) }))
+	// TRIM, LTRIM and RTRIM take white space off, or with a second
+	// argument any of its characters: LTRIM("AdventureWorks",
+	// "Adventure") is "Works" and TRIM("-_-x-_-", "-_") "x" in the query
+	// reference (learn.microsoft.com/cosmos-db/query/trim, ltrim, rtrim).
+	trim := func(cut func(string, string) string, space func(string) string) func(*evalCtx, *CallExpr, []Value) Value {
+		return func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+			if a[0].kind != String || (len(a) > 1 && a[1].kind != String) {
+				return undefinedValue
+			}
+			if len(a) == 1 {
+				return StringValue(space(a[0].str))
+			}
+			return StringValue(cut(a[0].str, a[1].str))
+		}
+	}
+	register("TRIM", 1, 2, trim(strings.Trim, strings.TrimSpace))
+	register("LTRIM", 1, 2, trim(strings.TrimLeft, func(s string) string { return strings.TrimLeftFunc(s, unicode.IsSpace) }))
+	register("RTRIM", 1, 2, trim(strings.TrimRight, func(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }))
 	register("REVERSE", 1, 1, str1(func(s string) Value {
 		rs := []rune(s)
 		for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
@@ -117,20 +132,32 @@ func registerStringFunctions() {
 		}
 		return NumberValue(float64(start + utf8.RuneCountInString(s[off:off+i])))
 	})
-	register("LASTINDEXOF", 2, 2, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
+	register("LASTINDEXOF", 2, 3, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
 		if a[0].kind != String || a[1].kind != String {
 			return undefinedValue
 		}
-		i := strings.LastIndex(a[0].str, a[1].str)
+		s := a[0].str
+		if len(a) > 2 {
+			// A start position: the last match that ends at or before
+			// it, as the search runs backwards from there
+			// (LASTINDEXOF("abcdeabc", "abc", 6) is 0 and 7 finds 5 in
+			// learn.microsoft.com/cosmos-db/query/lastindexof).
+			start, ok := truncArg(a[2])
+			if !ok || start < 0 {
+				return undefinedValue
+			}
+			s = runeSlice(s, 0, start+1)
+		}
+		i := strings.LastIndex(s, a[1].str)
 		if i < 0 {
 			return NumberValue(-1)
 		}
-		return NumberValue(float64(utf8.RuneCountInString(a[0].str[:i])))
+		return NumberValue(float64(utf8.RuneCountInString(s[:i])))
 	})
 	containsSome := func(all, ci bool) func(*evalCtx, *CallExpr, []Value) Value {
 		return func(_ *evalCtx, _ *CallExpr, a []Value) Value {
-			for _, v := range a {
-				if v.kind != String {
+			for i, v := range a {
+				if v.kind != String && (i == 0 || v.kind != Undefined) {
 					return undefinedValue
 				}
 			}
@@ -138,20 +165,13 @@ func registerStringFunctions() {
 			if ci {
 				s = strings.ToLower(s)
 			}
-			for _, v := range a[1:] {
+			return anyOrAll(all, a[1:], func(v Value) bool {
 				t := v.str
 				if ci {
 					t = strings.ToLower(t)
 				}
-				hit := strings.Contains(s, t)
-				if hit && !all {
-					return trueValue
-				}
-				if !hit && all {
-					return falseValue
-				}
-			}
-			return BoolValue(all)
+				return strings.Contains(s, t)
+			})
 		}
 	}
 	register("CONTAINS_ALL_CI", 2, -1, containsSome(true, true))

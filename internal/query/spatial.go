@@ -90,8 +90,15 @@ func decodePos(v Value) (pos, string) {
 		return pos{}, "a position must be an array of two numbers"
 	}
 	p := pos{lon: es[0].num, lat: es[1].num}
-	if p.lon < -180 || p.lon > 180 || p.lat < -90 || p.lat > 90 {
-		return pos{}, "longitude must be within [-180, 180] and latitude within [-90, 90]"
+	// The service's reason for a latitude out of range, as the query
+	// reference shows it for ST_ISVALIDDETAILED
+	// (learn.microsoft.com/cosmos-db/query/st-isvaliddetailed), and the
+	// same words for a longitude.
+	if p.lat < -90 || p.lat > 90 {
+		return pos{}, "Latitude values must be between -90 and 90 degrees."
+	}
+	if p.lon < -180 || p.lon > 180 {
+		return pos{}, "Longitude values must be between -180 and 180 degrees."
 	}
 	return p, ""
 }
