@@ -61,12 +61,13 @@ func (e *ComputedError) Error() string { return e.Msg }
 // "Queries can't use nondeterministic Scalar expressions. Examples of
 // nondeterministic scalar expressions are: GetCurrentDateTime,
 // GetCurrentTimeStamp, GetCurrentTicks, and RAND"
-// (computed-properties.md, "Query constraints"). The *Static variants
-// read the same clock.
+// (computed-properties.md, "Query constraints"). The *Static variants,
+// NOW and AGO read the same clock.
 var nondeterministic = map[string]bool{
 	"GETCURRENTDATETIME": true, "GETCURRENTDATETIMESTATIC": true,
 	"GETCURRENTTIMESTAMP": true, "GETCURRENTTIMESTAMPSTATIC": true,
 	"GETCURRENTTICKS": true, "GETCURRENTTICKSSTATIC": true,
+	"NOW": true, "AGO": true,
 	"RAND": true,
 }
 

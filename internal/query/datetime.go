@@ -211,6 +211,39 @@ func dateArg(v Value) (time.Time, bool) {
 	return parseDateTime(v.str)
 }
 
+// dateTimeAdd is DateTimeAdd(part, n, t), or with back DateTimeAdd(part,
+// -n, t): undefined for an unknown part, an n that is not an integer, or
+// a result outside years 1 to 9999.
+func dateTimeAdd(partArg, nArg Value, t time.Time, back bool) Value {
+	part := datePart(partArg)
+	n, ok := int64Arg(nArg)
+	if part == "" || !ok || (back && n == math.MinInt64) {
+		return undefinedValue
+	}
+	if back {
+		n = -n
+	}
+	switch part {
+	case "year":
+		if n > 10000 || n < -10000 {
+			return undefinedValue
+		}
+		return formatDateTime(addMonths(t, int(n)*12))
+	case "month":
+		if n > 120000 || n < -120000 {
+			return undefinedValue
+		}
+		return formatDateTime(addMonths(t, int(n)))
+	case "nanosecond":
+		return formatDateTime(fromTicks(ticksOf(t) + n/100))
+	}
+	unit := partTicks[part]
+	if math.Abs(float64(n)*float64(unit)) > 4e18 {
+		return undefinedValue
+	}
+	return formatDateTime(fromTicks(ticksOf(t) + n*unit))
+}
+
 func registerDateFunctions() {
 	now := func(c *evalCtx, _ *CallExpr, _ []Value) Value { return formatDateTime(c.env.now) }
 	nowTs := func(c *evalCtx, _ *CallExpr, _ []Value) Value {
@@ -225,31 +258,26 @@ func registerDateFunctions() {
 	register("GetCurrentTicksStatic", 0, 0, nowTicks)
 
 	register("DateTimeAdd", 3, 3, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
-		part := datePart(a[0])
-		n, ok1 := int64Arg(a[1])
-		t, ok2 := dateArg(a[2])
-		if part == "" || !ok1 || !ok2 {
+		t, ok := dateArg(a[2])
+		if !ok {
 			return undefinedValue
 		}
-		switch part {
-		case "year":
-			if n > 10000 || n < -10000 {
-				return undefinedValue
-			}
-			return formatDateTime(addMonths(t, int(n)*12))
-		case "month":
-			if n > 120000 || n < -120000 {
-				return undefinedValue
-			}
-			return formatDateTime(addMonths(t, int(n)))
-		case "nanosecond":
-			return formatDateTime(fromTicks(ticksOf(t) + n/100))
-		}
-		unit := partTicks[part]
-		if math.Abs(float64(n)*float64(unit)) > 4e18 {
+		return dateTimeAdd(a[0], a[1], t, false)
+	})
+	// NOW([part, n]) is the query's instant, moved by n parts, and
+	// AGO(part, n) the instant n parts before it (learn.microsoft.com/
+	// cosmos-db/query/now and ago).
+	register("NOW", 0, 2, func(c *evalCtx, _ *CallExpr, a []Value) Value {
+		switch len(a) {
+		case 0:
+			return formatDateTime(c.env.now)
+		case 1:
 			return undefinedValue
 		}
-		return formatDateTime(fromTicks(ticksOf(t) + n*unit))
+		return dateTimeAdd(a[0], a[1], c.env.now, false)
+	})
+	register("AGO", 2, 2, func(c *evalCtx, _ *CallExpr, a []Value) Value {
+		return dateTimeAdd(a[0], a[1], c.env.now, true)
 	})
 	register("DateTimeDiff", 3, 3, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
 		part := datePart(a[0])

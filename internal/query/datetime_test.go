@@ -5,6 +5,15 @@ import "testing"
 func TestDateFunctions(t *testing.T) {
 	runExprCases(t, []exprCase{
 		{"GetCurrentDateTime()", `"2024-03-15T12:34:56.7891234Z"`},
+		{"NOW()", `"2024-03-15T12:34:56.7891234Z"`},
+		{"NOW('yyyy', -2)", `"2022-03-15T12:34:56.7891234Z"`},
+		{"NOW('ss', 10)", `"2024-03-15T12:35:06.7891234Z"`},
+		{"AGO('ss', 10)", `"2024-03-15T12:34:46.7891234Z"`},
+		{"AGO('ms', -1)", `"2024-03-15T12:34:56.7901234Z"`},
+		{"AGO('day', 15)", `"2024-02-29T12:34:56.7891234Z"`},
+		{"NOW('ss')", "undefined"},
+		{"AGO('fortnight', 1)", "undefined"},
+		{"AGO('ss', 1.5)", "undefined"},
 		{"GetCurrentDateTimeStatic()", `"2024-03-15T12:34:56.7891234Z"`},
 		{"GetCurrentTimestamp()", "1710506096789"},
 		{"GetCurrentTimestampStatic()", "1710506096789"},
