@@ -38,29 +38,3 @@ func TestDistinctCount(t *testing.T) {
 		t.Errorf("String: got %s, want %s", got, want)
 	}
 }
-
-// TestMakeListAndSet runs MAKELIST and MAKESET, alone, with GROUP BY and
-// in a query plan.
-func TestMakeListAndSet(t *testing.T) {
-	src := docs(
-		`{"id":"1","g":"a","h":1}`,
-		`{"id":"2","g":"b","h":1}`,
-		`{"id":"3","g":"a","h":2}`,
-		`{"id":"4","h":2}`,
-		`{"id":"5","g":"a","h":{"x":1}}`,
-		`{"id":"6","g":"c","h":{"x":1}}`,
-	)
-	tests := []struct{ query, want string }{
-		{"SELECT VALUE MAKELIST(c.g) FROM c", `["a","b","a","a","c"]`},
-		{"SELECT VALUE MAKESET(c.g) FROM c", `["a","b","c"]`},
-		{"SELECT VALUE MakeSet(c.h) FROM c", `[1,2,{"x":1}]`},
-		{"SELECT MAKESET(c.h) AS hs FROM c WHERE c.g = 'a'", `{"hs":[1,2,{"x":1}]}`},
-		{"SELECT VALUE MAKELIST(c.g) FROM c WHERE c.h = 9", `[]`},
-		{"SELECT c.h, MAKELIST(c.id) AS ids FROM c WHERE IS_NUMBER(c.h) GROUP BY c.h", `{"h":1,"ids":["1","2"]} {"h":2,"ids":["3","4"]}`},
-	}
-	for _, tt := range tests {
-		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
-			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
-		}
-	}
-}

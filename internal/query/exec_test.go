@@ -613,3 +613,48 @@ func TestPagingMatrix(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeListAndSet runs MAKELIST and MAKESET, alone, with GROUP BY and
+// in a query plan.
+func TestMakeListAndSet(t *testing.T) {
+	src := docs(
+		`{"id":"1","g":"a","h":1}`,
+		`{"id":"2","g":"b","h":1}`,
+		`{"id":"3","g":"a","h":2}`,
+		`{"id":"4","h":2}`,
+		`{"id":"5","g":"a","h":{"x":1}}`,
+		`{"id":"6","g":"c","h":{"x":1}}`,
+	)
+	tests := []struct{ query, want string }{
+		{"SELECT VALUE MAKELIST(c.g) FROM c", `["a","b","a","a","c"]`},
+		{"SELECT VALUE MAKESET(c.g) FROM c", `["a","b","c"]`},
+		{"SELECT VALUE MakeSet(c.h) FROM c", `[1,2,{"x":1}]`},
+		{"SELECT MAKESET(c.h) AS hs FROM c WHERE c.g = 'a'", `{"hs":[1,2,{"x":1}]}`},
+		{"SELECT VALUE MAKELIST(c.g) FROM c WHERE c.h = 9", `[]`},
+		{"SELECT c.h, MAKELIST(c.id) AS ids FROM c WHERE IS_NUMBER(c.h) GROUP BY c.h", `{"h":1,"ids":["1","2"]} {"h":2,"ids":["3","4"]}`},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
+		}
+	}
+}
+
+// TestInSubquery: "x IN (SELECT …)" iterates the elements of the
+// subquery's array rows, "(SELECT …) x" the rows themselves.
+func TestInSubquery(t *testing.T) {
+	src := docs(`{"id":"1","arr":[1,2,3],"tags":[{"n":"a"},{"n":"b"}]}`)
+	tests := []struct{ query, want string }{
+		{"SELECT VALUE t FROM c JOIN (SELECT VALUE x FROM x IN c.arr) t", "1 2 3"},
+		{"SELECT VALUE t FROM c JOIN t IN (SELECT VALUE x FROM x IN c.arr)", ""},
+		{"SELECT VALUE t FROM c JOIN t IN (SELECT VALUE ARRAY(SELECT VALUE x FROM x IN c.arr WHERE x > 1))", "2 3"},
+		{"SELECT VALUE t FROM c JOIN t IN (SELECT VALUE [x, x * 10] FROM x IN c.arr)", "1 10 2 20 3 30"},
+		{"SELECT VALUE n.t.n FROM c JOIN n IN (SELECT VALUE ARRAY(SELECT t FROM t IN c.tags WHERE t.n != 'a'))", `"b"`},
+		{"SELECT VALUE t FROM c JOIN t IN c.arr", "1 2 3"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
+		}
+	}
+}

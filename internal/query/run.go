@@ -58,6 +58,9 @@ func (c *evalCtx) forEachRow(s *SelectStmt, i int, fn func() bool) bool {
 			return true
 		}
 		elems := v.ref.elems
+		if src.In && isSubquerySource(src) {
+			elems = flattenRows(elems)
+		}
 		start := 0
 		if track && c.resume != nil {
 			start = c.resume[i]
@@ -85,6 +88,23 @@ func (c *evalCtx) forEachRow(s *SelectStmt, i int, fn func() bool) bool {
 	}
 	c.vars[src.slot] = v
 	return c.forEachRow(s, i+1, fn)
+}
+
+// flattenRows is what "x IN (SELECT …)" iterates: the elements of each
+// of the subquery's rows that is an array, in order; other rows give
+// none. "(SELECT …) x" iterates the rows themselves. The service's
+// query reference shows JOIN n IN (SELECT VALUE ARRAY(…)) iterating the
+// array's elements (learn.microsoft.com/azure/cosmos-db/nosql/query/
+// subquery), and the .NET SDK's query interpreter iterates an IN over a
+// subquery so (OfflineEngine/DataSourceEvaluator.cs).
+func flattenRows(rows []Value) []Value {
+	var out []Value
+	for _, r := range rows {
+		if r.kind == Array {
+			out = append(out, r.ref.elems...)
+		}
+	}
+	return out
 }
 
 func isSubquerySource(src *FromSource) bool {
