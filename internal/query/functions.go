@@ -1,6 +1,8 @@
 package query
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"math"
 	"strconv"
 	"strings"
@@ -129,14 +131,23 @@ func registerOtherFunctions() {
 		}
 		return a[2]
 	})
-	// DocumentId returns the "id" of the document (or any object) it is
-	// given. Cosmos returns an internal identifier; Ebb's documents are
-	// identified by id within their partition, so id is the useful answer.
+	// DocumentId is an item's integer identifier within its physical
+	// partition, the one its _rid holds after the container's eight
+	// bytes (little-endian): the query reference shows _rid
+	// "36ZyAPW+uN8NAAAAAAAAAA==" as DocumentId 13 and filters by
+	// DocumentId(p) >= 5 (learn.microsoft.com/cosmos-db/query/documentid).
+	// Ebb's item _rids have that layout. Anything without such a _rid is
+	// undefined.
 	register("DocumentId", 1, 1, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
-		if id := a[0].Get("id"); id.kind == String {
-			return id
+		rid := a[0].Get("_rid")
+		if rid.kind != String {
+			return undefinedValue
 		}
-		return undefinedValue
+		b, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(rid.str, "-", "/"))
+		if err != nil || len(b) != 16 {
+			return undefinedValue
+		}
+		return NumberValue(float64(binary.LittleEndian.Uint64(b[8:])))
 	})
 	register("CHOOSE", 2, -1, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
 		i, ok := intArg(a[0])

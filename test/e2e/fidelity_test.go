@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -271,5 +273,34 @@ func TestContainerQuotaInfo(t *testing.T) {
 	}
 	if v := plain.RawResponse.Header.Get("x-ms-resource-usage"); v != "" {
 		t.Errorf("a read without PopulateQuotaInfo has x-ms-resource-usage %q", v)
+	}
+}
+
+// TestDocumentID: DocumentId(c) is the item's integer id within its
+// physical partition, the last eight bytes of its _rid, as the service
+// answers it.
+func TestDocumentID(t *testing.T) {
+	e := start(t)
+	c := ttlContainer(t, e, "docid", nil)
+	for _, body := range []string{`{"id":"a","pk":"p"}`, `{"id":"b","pk":"p"}`, `{"id":"c","pk":"p"}`} {
+		createTs(t, e, c, body)
+	}
+	seen := map[float64]bool{}
+	for _, raw := range queryAll(t, e, c, "SELECT c._rid, DocumentId(c) AS n FROM c WHERE DocumentId(c) >= 1", azcosmos.NewPartitionKeyString("p"), nil) {
+		var row struct {
+			RID string `json:"_rid"`
+			N   float64
+		}
+		if err := json.Unmarshal(raw, &row); err != nil {
+			t.Fatal(err)
+		}
+		b, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(row.RID, "-", "/"))
+		if err != nil || len(b) != 16 || float64(binary.LittleEndian.Uint64(b[8:])) != row.N || seen[row.N] {
+			t.Errorf("DocumentId %v of _rid %s", row.N, row.RID)
+		}
+		seen[row.N] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("DocumentId(c) >= 1 found %d items, want 3", len(seen))
 	}
 }
