@@ -74,7 +74,7 @@ func TestIncrRefuses(t *testing.T) {
 		{"double overflow", `{"n":1.7e308}`, `[{"op":"incr","path":"/n","value":1.7e308}]`,
 			"Patch operation 1 (incr /n): 1.7e308 + 1.7e308 is outside the range of a double, so the item was not changed."},
 		{"not a number", `{"n":"3"}`, `[{"op":"incr","path":"/n","value":1}]`,
-			"Patch operation 1 (incr /n): the target is a string, not a number."},
+			"For Operation(0): Node(/n) is not a number. It is a string."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := applyAll(t, tc.doc, tc.ops)

@@ -12,6 +12,7 @@ package patch
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -99,7 +100,9 @@ func Parse(body []byte) (ops []Op, condition string, err error) {
 		return nil, "", dberr.BadRequest("The patch has no operations.")
 	}
 	if len(ops) > MaxOperations {
-		return nil, "", dberr.BadRequest("The patch has %d operations; at most %d are allowed in one request.", len(ops), MaxOperations)
+		// The service's text (partial-document-update.md, "Supported
+		// operations"), as the errors below where it documents one.
+		return nil, "", dberr.BadRequest("The number of patch operations cannot exceed %d. This patch has %d.", MaxOperations, len(ops))
 	}
 	for i := range ops {
 		if err := ops[i].check(i); err != nil {
@@ -134,11 +137,11 @@ func (op *Op) check(i int) error {
 			return dberr.BadRequest("Patch operation %d (move): cannot move '%s' into its own child '%s'.", i+1, op.From, op.Path)
 		}
 	default:
-		return dberr.BadRequest("Patch operation %d: the operation '%s' is not one of add, set, replace, remove, incr, move.", i+1, op.Op)
+		return dberr.BadRequest("Invalid patch request: check syntax of patch specification. Operation %d's op '%s' is not one of add, set, replace, remove, incr, move.", i+1, op.Op)
 	}
 	switch op.path[0] {
 	case "id", "_rid", "_self", "_etag", "_ts", "_attachments":
-		return dberr.BadRequest("Patch operation %d: the system property '/%s' cannot be patched.", i+1, op.path[0])
+		return dberr.BadRequest("Invalid patch request: Cannot patch system property %s.", op.path[0])
 	}
 	return nil
 }
@@ -157,54 +160,88 @@ func pointer(p string) ([]string, error) {
 
 // Apply runs op on doc in place. op may be applied again, to another
 // document, with the same result: nothing of op becomes part of doc.
+// n is the operation's place in the patch, from 1; the service's
+// messages count from 0, as "For Operation(0): …".
 func (op *Op) Apply(doc query.Value, n int) error {
-	fail := func(format string, args ...any) error {
-		return dberr.BadRequest("Patch operation %d (%s %s): %s", n, op.Op, op.Path, fmt.Sprintf(format, args...))
+	fail := func(err error) error {
+		var np noParent
+		var bi badIndex
+		switch {
+		case errors.As(err, &np) && (op.Op == "add" || op.Op == "move"):
+			return dberr.BadRequest("For Operation(%d): Add Operation can only create a child object of an existing node(array or object) and cannot create path recursively, no path found beyond: %s.", n-1, np.path)
+		case errors.As(err, &np) && (op.Op == "set" || op.Op == "incr"):
+			return dberr.BadRequest("For Operation(%d): Given Operation can only create a child object of an existing node(array or object) and cannot create path recursively, no path found beyond: %s.", n-1, np.path)
+		case errors.As(err, &bi):
+			return dberr.BadRequest("For Operation(%d): Index(%s) to operate on is out of array bounds.", n-1, bi.index)
+		case (errors.As(err, &np) || errors.Is(err, errAbsent)) && op.Op == "remove":
+			return dberr.BadRequest("For Operation(%d): Node(%s) to be removed is absent. Note: it may also have been removed earlier in the transaction.", n-1, op.Path)
+		case errors.As(err, &np) || errors.Is(err, errAbsent):
+			return dberr.BadRequest("For Operation(%d): Node(%s) to be replaced is absent.", n-1, op.Path)
+		}
+		return dberr.BadRequest("Patch operation %d (%s %s): %v", n, op.Op, op.Path, err)
 	}
 	if op.Op == "move" {
 		v, err := remove(doc, op.from)
-		if err != nil {
-			return fail("%v", err)
+		var bi badIndex
+		switch {
+		case errors.As(err, &bi):
+			return fail(err)
+		case err != nil:
+			// The service documents no text for this one.
+			return dberr.BadRequest("For Operation(%d): Node(%s) to be moved is absent.", n-1, op.From)
 		}
 		op.value = v
 		if err := insert(doc, op.path, v, "add"); err != nil {
-			return fail("%v", err)
+			return fail(err)
 		}
 		return nil
 	}
 	switch op.Op {
 	case "remove":
 		if _, err := remove(doc, op.path); err != nil {
-			return fail("%v", err)
+			return fail(err)
 		}
 	case "incr":
 		parent, last, err := parentOf(doc, op.path)
 		if err != nil {
-			return fail("%v", err)
+			return fail(err)
 		}
 		cur := child(parent, last)
 		switch cur.Kind() {
 		case query.Undefined:
 		case query.Number:
 			if op.value, err = increment(cur, op.value); err != nil {
-				return fail("%v", err)
+				return fail(err)
 			}
 		default:
-			return fail("the target is a %s, not a number.", cur.Kind())
+			return dberr.BadRequest("For Operation(%d): Node(%s) is not a number. It is a %s.", n-1, op.Path, cur.Kind())
 		}
 		if err := insert(doc, op.path, op.value, "set"); err != nil {
-			return fail("%v", err)
+			return fail(err)
 		}
 	default:
 		// The document gets its own copy: a later operation may write
 		// into the value, and op may be applied again (a transaction
 		// that runs again after a conflict) and must insert it as sent.
 		if err := insert(doc, op.path, op.value.Clone(), op.Op); err != nil {
-			return fail("%v", err)
+			return fail(err)
 		}
 	}
 	return nil
 }
+
+// The ways an operation's path can fail to apply: a parent that is
+// missing or not a container, an array index out of bounds, and a
+// target that is not there (Apply words each as the service does).
+type (
+	noParent struct{ path string }
+	badIndex struct{ index string }
+)
+
+func (e noParent) Error() string { return "no path found beyond " + e.path }
+func (e badIndex) Error() string { return "index " + e.index + " is out of array bounds" }
+
+var errAbsent = errors.New("the target is absent")
 
 // parentOf walks to the container holding the path's last token.
 func parentOf(doc query.Value, path []string) (query.Value, string, error) {
@@ -212,7 +249,7 @@ func parentOf(doc query.Value, path []string) (query.Value, string, error) {
 	for i, tok := range path[:len(path)-1] {
 		next := child(cur, tok)
 		if k := next.Kind(); k != query.Object && k != query.Array {
-			return query.Value{}, "", fmt.Errorf("the parent /%s does not exist or is not an object or array.", strings.Join(path[:i+1], "/"))
+			return query.Value{}, "", noParent{"/" + strings.Join(path[:i+1], "/")}
 		}
 		cur = next
 	}
@@ -238,7 +275,7 @@ func insert(doc query.Value, path []string, v query.Value, mode string) error {
 	}
 	if parent.Kind() == query.Object {
 		if mode == "replace" && !child(parent, last).IsDefined() {
-			return fmt.Errorf("the target does not exist, so it cannot be replaced.")
+			return errAbsent
 		}
 		parent.Set(last, v)
 		return nil
@@ -250,7 +287,7 @@ func insert(doc query.Value, path []string, v query.Value, mode string) error {
 	}
 	i, err := strconv.Atoi(last)
 	if err != nil || i < 0 || i > n || (i == n && mode == "replace") {
-		return fmt.Errorf("'%s' is not a valid index into an array of %d elements.", last, n)
+		return badIndex{last}
 	}
 	if mode == "add" || i == n {
 		parent.Insert(i, v)
@@ -268,7 +305,10 @@ func remove(doc query.Value, path []string) (query.Value, error) {
 	}
 	v := child(parent, last)
 	if !v.IsDefined() {
-		return query.Value{}, fmt.Errorf("the path does not exist.")
+		if parent.Kind() == query.Array {
+			return query.Value{}, badIndex{last}
+		}
+		return query.Value{}, errAbsent
 	}
 	if parent.Kind() == query.Object {
 		parent.Delete(last)

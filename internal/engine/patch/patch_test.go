@@ -11,13 +11,13 @@ func TestParseRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"not JSON", `{`, "The patch body is not valid JSON. Syntax error at byte offset 1: unexpected end of JSON input."},
 		{"no operations", `[]`, "The patch has no operations."},
-		{"too many", `[` + repeat(`{"op":"remove","path":"/a"}`, 11) + `]`, "The patch has 11 operations; at most 10 are allowed in one request."},
+		{"too many", `[` + repeat(`{"op":"remove","path":"/a"}`, 11) + `]`, "The number of patch operations cannot exceed 10. This patch has 11."},
 		{"bad path", `[{"op":"remove","path":"a"}]`, "Patch operation 1: the path 'a' is invalid: a path starts with '/' and names a property, e.g. /address/city."},
 		{"set without value", `[{"op":"set","path":"/a"}]`, "Patch operation 1 (set /a) needs a value."},
 		{"incr a string", `[{"op":"incr","path":"/a","value":"x"}]`, "Patch operation 1 (incr /a): the value must be a number."},
 		{"move into itself", `[{"op":"move","from":"/a","path":"/a/b"}]`, "Patch operation 1 (move): cannot move '/a' into its own child '/a/b'."},
-		{"unknown op", `{"operations":[{"op":"copy","path":"/a"}]}`, "Patch operation 1: the operation 'copy' is not one of add, set, replace, remove, incr, move."},
-		{"system property", `[{"op":"set","path":"/_ts","value":1}]`, "Patch operation 1: the system property '/_ts' cannot be patched."},
+		{"unknown op", `{"operations":[{"op":"copy","path":"/a"}]}`, "Invalid patch request: check syntax of patch specification. Operation 1's op 'copy' is not one of add, set, replace, remove, incr, move."},
+		{"system property", `[{"op":"set","path":"/_ts","value":1}]`, "Invalid patch request: Cannot patch system property _ts."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Parse([]byte(tc.body))
@@ -59,12 +59,37 @@ func TestApply(t *testing.T) {
 	}
 }
 
+// TestApplyFails: each failure of an operation on a document, in the
+// service's words where partial-document-update.md gives them (they
+// count operations from 0).
 func TestApplyFails(t *testing.T) {
-	ops, _, _ := Parse([]byte(`[{"op":"replace","path":"/x","value":1}]`))
-	doc, _ := query.ParseJSON([]byte(`{}`))
-	want := "Patch operation 1 (replace /x): the target does not exist, so it cannot be replaced."
-	if err := ops[0].Apply(doc, 1); err == nil || err.Error() != want {
-		t.Fatalf("replace of a missing property = %v, want %s", err, want)
+	for _, tc := range []struct{ ops, want string }{
+		{`[{"op":"replace","path":"/x","value":1}]`, "For Operation(0): Node(/x) to be replaced is absent."},
+		{`[{"op":"replace","path":"/o/x/y","value":1}]`, "For Operation(0): Node(/o/x/y) to be replaced is absent."},
+		{`[{"op":"set","path":"/a","value":1},{"op":"remove","path":"/x"}]`, "For Operation(1): Node(/x) to be removed is absent. Note: it may also have been removed earlier in the transaction."},
+		{`[{"op":"add","path":"/x/y","value":1}]`, "For Operation(0): Add Operation can only create a child object of an existing node(array or object) and cannot create path recursively, no path found beyond: /x."},
+		{`[{"op":"set","path":"/o/x/y","value":1}]`, "For Operation(0): Given Operation can only create a child object of an existing node(array or object) and cannot create path recursively, no path found beyond: /o/x."},
+		{`[{"op":"incr","path":"/s/y","value":1}]`, "For Operation(0): Given Operation can only create a child object of an existing node(array or object) and cannot create path recursively, no path found beyond: /s."},
+		{`[{"op":"add","path":"/arr/3","value":1}]`, "For Operation(0): Index(3) to operate on is out of array bounds."},
+		{`[{"op":"remove","path":"/arr/2"}]`, "For Operation(0): Index(2) to operate on is out of array bounds."},
+		{`[{"op":"incr","path":"/s","value":1}]`, "For Operation(0): Node(/s) is not a number. It is a string."},
+		{`[{"op":"move","from":"/x","path":"/y"}]`, "For Operation(0): Node(/x) to be moved is absent."},
+		{`[{"op":"move","from":"/s","path":"/x/y"}]`, "For Operation(0): Add Operation can only create a child object of an existing node(array or object) and cannot create path recursively, no path found beyond: /x."},
+	} {
+		ops, _, err := Parse([]byte(tc.ops))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := query.ParseJSON([]byte(`{"s":"text","arr":[1,2],"o":{}}`))
+		var failed error
+		for i := range ops {
+			if failed = ops[i].Apply(doc, i+1); failed != nil {
+				break
+			}
+		}
+		if failed == nil || failed.Error() != tc.want {
+			t.Errorf("%s = %v\nwant %s", tc.ops, failed, tc.want)
+		}
 	}
 }
 
