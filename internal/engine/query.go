@@ -319,6 +319,11 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 	if err != nil {
 		return QueryResult{}, err
 	}
+	if req.CrossPartition && !req.Ref.HasPK && req.RangeID == "" {
+		if msg := plan.DistributionError(); msg != "" {
+			return QueryResult{}, dberr.BadRequest("%s", msg)
+		}
+	}
 	if req.CrossPartition && !req.Ref.HasPK && req.RangeID == "" && !gatewayServes(plan.QueryInfo()) {
 		return QueryResult{}, &Error{Kind: KindBadRequest, SubStatus: 1004, Message: errNotServableByGateway, AdditionalInfo: queryPlanJSON(plan)}
 	}
@@ -572,6 +577,9 @@ func (e *Engine) QueryPlan(ctx context.Context, ref ItemRef, body []byte, hybrid
 	plan, err := e.compileQueryBody(body, c)
 	if err != nil {
 		return nil, err
+	}
+	if msg := plan.DistributionError(); msg != "" {
+		return nil, dberr.BadRequest("%s", msg)
 	}
 	if info, ok := plan.HybridSearch(c.text.Covers); ok && hybrid {
 		b, _ := json.Marshal(map[string]any{

@@ -127,9 +127,20 @@ func (c *checker) checkStmt(s *SelectStmt, base int, top bool) {
 		c.checkExpr(g, none)
 	}
 	for i := range s.OrderBy {
-		c.checkExpr(s.OrderBy[i].Expr, none)
-		if call, ok := s.OrderBy[i].Expr.(*CallExpr); ok && !s.OrderBy[i].Explicit && call.fn != nil && call.fn.name == "VectorDistance" {
+		o := &s.OrderBy[i]
+		c.checkExpr(o.Expr, none)
+		call, isCall := o.Expr.(*CallExpr)
+		if isCall && !o.Explicit && call.fn != nil && call.fn.name == "VectorDistance" {
 			call.vectorRank = true // most similar first
+		}
+		// The service orders by a document path, or ranks by
+		// VectorDistance or RANK, and refuses any other expression,
+		// within a partition too (code 2206; the .NET SDK's
+		// QueryPlanBaselineTests.Negative, "Unsupported Order By", and
+		// dotnet/efcore#16150 for a single partition).
+		ranking := isCall && call.fn != nil && rankingFunctions[call.fn.name]
+		if top && !o.Rank && !ranking && !isDocumentPath(o.Expr) {
+			c.error(o.Expr.Pos(), "Unsupported ORDER BY clause. ORDER BY item expression could not be mapped to a document path.")
 		}
 	}
 	if s.Offset != nil {
@@ -620,4 +631,30 @@ func walkStmtFrom(s *SelectStmt, from int, f func(Expr) bool) {
 // keyword and function-name case, white space and quote style).
 func sameExpr(a, b Expr) bool {
 	return formatExpr(a) == formatExpr(b)
+}
+
+// rankingFunctions are the functions an ORDER BY may rank by instead of
+// a document path: VectorDistance, and the scores of the component
+// queries of a hybrid search's plan (hybrid.go), which the SDKs send
+// back to each range.
+var rankingFunctions = map[string]bool{"VectorDistance": true, "_FullTextScore": true, "_VectorScore": true}
+
+// isDocumentPath reports whether e names a place in a document: an
+// alias, followed by properties and constant indexes.
+func isDocumentPath(e Expr) bool {
+	for {
+		switch x := e.(type) {
+		case *IdentExpr:
+			return true
+		case *PropertyExpr:
+			e = x.X
+		case *IndexExpr:
+			if _, ok := x.Index.(*LiteralExpr); !ok {
+				return false
+			}
+			e = x.X
+		default:
+			return false
+		}
+	}
 }

@@ -198,7 +198,7 @@ func TestOrderByPaging(t *testing.T) {
 		{"offset limit", "SELECT VALUE c.id FROM c ORDER BY c.id OFFSET 4 LIMIT 5", "e f g h i"},
 		{"offset past end", "SELECT VALUE c.id FROM c ORDER BY c.id OFFSET 40 LIMIT 5", ""},
 		{"select list", "SELECT c.id FROM c WHERE c.x = 1 ORDER BY c.id", `{"id":"b"} {"id":"g"}`},
-		{"order by expression", "SELECT VALUE c.id FROM c WHERE IS_NUMBER(c.x) ORDER BY -c.x, c.id DESC", "l c a g b"},
+		{"order by two paths descending", "SELECT VALUE c.id FROM c WHERE IS_NUMBER(c.x) ORDER BY c[\"x\"] DESC, c.id DESC", "l c a g b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -150,6 +150,30 @@ func (p *Plan) QueryInfo() QueryInfo {
 	return qi
 }
 
+// DistributionError is why the query cannot run across partitions, ""
+// when it can: the service's query plan refuses an aggregate inside a
+// larger expression in the SELECT list (SELECT VALUE FLOOR(AVG(c.n)),
+// SELECT MIN(c.n) / 2, SELECT VALUE {"s": SUM(c.n)}, ABS(AVG(…)) under
+// GROUP BY), whose partial results no SDK can merge (the .NET SDK's
+// QueryPlanBaselineTests, Negative and NonValueAggregates). Within one
+// partition the query runs.
+func (p *Plan) DistributionError() string {
+	s := p.q.stmt
+	if p.q.dcount != nil {
+		return ""
+	}
+	bare := 0
+	for _, it := range s.Items {
+		if call, ok := it.Expr.(*CallExpr); ok && call.agg >= 0 {
+			bare++
+		}
+	}
+	if len(s.aggs) > bare {
+		return "Compositions of aggregates and other expressions are not allowed."
+	}
+	return ""
+}
+
 // planVectorFunction is the distance function of a VectorDistance call
 // as a plan sees it: its options' if they are constant, else the
 // container's for its path (SetVectors), else cosine.

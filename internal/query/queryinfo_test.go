@@ -112,3 +112,33 @@ func indexOf(s, sub string) int {
 	}
 	return -1
 }
+
+// TestDistributionError: an aggregate inside a larger expression cannot
+// be merged across partitions, as the service's query plan refuses it.
+func TestDistributionError(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		bad   bool
+	}{
+		{"SELECT VALUE FLOOR(AVG(c.n)) FROM c", true},
+		{"SELECT MIN(c.n) / 2 FROM c", true},
+		{"SELECT MIN(c.n), MAX(c.n) / 2 FROM c", true},
+		{`SELECT VALUE {"s": SUM(c.n)} FROM c`, true},
+		{"SELECT VALUE [SUM(c.n)] FROM c", true},
+		{"SELECT c.g, ABS(AVG(c.n)) AS a FROM c GROUP BY c.g", true},
+		{"SELECT VALUE AVG(c.n) FROM c", false},
+		{"SELECT MIN(c.n) AS lo, MAX(c.n) AS hi FROM c", false},
+		{"SELECT c.g, COUNT(1) AS n FROM c GROUP BY c.g", false},
+		{"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c)", false},
+		{"SELECT c.id, ARRAY(SELECT VALUE MAX(t) FROM t IN c.tags) AS m FROM c", false},
+	} {
+		q, err := Parse(tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := q.Bind(nil)
+		if got := p.DistributionError(); (got != "") != tc.bad {
+			t.Errorf("%s: DistributionError %q", tc.query, got)
+		}
+	}
+}

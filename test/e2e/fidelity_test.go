@@ -166,6 +166,16 @@ func TestCrossPartitionQueryNeedsPlan(t *testing.T) {
 			t.Fatalf("%s within one partition returned nothing", q)
 		}
 	}
+	// An aggregate inside an expression runs in one partition, and
+	// across partitions is the service's 400.
+	if got := queryAll(t, e, c, "SELECT VALUE FLOOR(AVG(c.n)) FROM c", pk, nil); len(got) != 1 || string(got[0]) != "1" {
+		t.Errorf("FLOOR(AVG) in one partition: %s", got)
+	}
+	_, err := c.NewQueryItemsPager("SELECT VALUE FLOOR(AVG(c.n)) FROM c", all, nil).NextPage(e.ctx)
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != 400 || !strings.Contains(err.Error(), "Compositions of aggregates and other expressions are not allowed.") {
+		t.Errorf("FLOOR(AVG) across partitions: %v, want the service's 400", err)
+	}
 	// A count of distinct values in one partition: Ebb counts them.
 	if got := queryAll(t, e, c, "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.pk FROM c)", pk, nil); len(got) != 1 || string(got[0]) != "1" {
 		t.Errorf("a count of distinct values in one partition: %s", got)
