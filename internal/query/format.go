@@ -136,7 +136,12 @@ func writeExpr(b *strings.Builder, e Expr) {
 	case *IdentExpr:
 		b.WriteString(x.Name)
 	case *PropertyExpr:
-		writeExpr(b, x.X)
+		// A compound operand in parentheses ((a % b).c); a number with
+		// a space (0 .a, not 0.a, which scans as a malformed number).
+		writeOperand(b, x.X)
+		if lit, ok := x.X.(*LiteralExpr); ok && lit.Val.kind == Number {
+			b.WriteByte(' ')
+		}
 		if isSimpleIdent(x.Name) {
 			b.WriteByte('.')
 			b.WriteString(x.Name)
@@ -146,7 +151,7 @@ func writeExpr(b *strings.Builder, e Expr) {
 			b.WriteByte(']')
 		}
 	case *IndexExpr:
-		writeExpr(b, x.X)
+		writeOperand(b, x.X)
 		b.WriteByte('[')
 		writeExpr(b, x.Index)
 		b.WriteByte(']')

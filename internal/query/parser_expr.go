@@ -67,7 +67,14 @@ func (p *parser) parseNot() Expr {
 
 func (p *parser) parseComparison() Expr {
 	x := p.parseConcat()
+	between := false // x is a BETWEEN this loop parsed
 	for {
+		if between && (p.tok == kBetween || p.tok == kNot && p.peek() == kBetween) {
+			// 1 BETWEEN 2 AND 3 BETWEEN 4 AND 5 is a syntax error in
+			// the service's grammar: the second would compare a boolean.
+			p.error(p.pos, "BETWEEN cannot follow BETWEEN: put one of them in parentheses")
+		}
+		between = p.tok == kBetween || p.tok == kNot && p.peek() == kBetween
 		switch p.tok {
 		case tEq, tNeq, tLt, tLe, tGt, tGe:
 			op, pos := p.tok, p.pos
@@ -361,6 +368,10 @@ loop:
 			break
 		}
 		p.next()
+		if p.tok == tRBrace {
+			// { "a": 1, } is a syntax error in the service's grammar.
+			p.errorExpected("property name")
+		}
 	}
 	p.expectClosing(tRBrace, e.Lbrace, "object")
 	return e

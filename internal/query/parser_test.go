@@ -75,6 +75,10 @@ func TestParseErrors(t *testing.T) {
 		line, col int
 		msg       string
 	}{
+		// As the service's grammar refuses them.
+		{"object trailing comma", "SELECT VALUE {'a': 1, }", 1, 23, "expected property name, found '}'"},
+		{"number and a letter after its point", "SELECT VALUE -0.E", 1, 15, `invalid number "0.E"`},
+		{"between after between", "SELECT VALUE 1 BETWEEN 2 AND 3 BETWEEN 4 AND 5", 1, 32, "BETWEEN cannot follow BETWEEN: put one of them in parentheses"},
 		{"misspelt FROM", "SELECT c.name FORM c", 1, 15, "expected FROM, found 'FORM'"},
 		// Cosmos DB reserves keywords after '.', and has no "==".
 		{"keyword property", "SELECT c.value FROM c", 1, 10, `incorrect syntax near 'value': a reserved word cannot follow '.'; write ["value"] instead`},

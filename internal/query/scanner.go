@@ -217,6 +217,13 @@ func (s *scanner) number() (int, token, string) {
 			for s.off < len(src) && isDigit(src[s.off]) {
 				s.off++
 			}
+		} else if s.off+1 < len(src) && src[s.off] == '.' && isLetter(rune(src[s.off+1])) {
+			// 0.E is a malformed number to the service, not 0 and a
+			// property E (a number has no properties).
+			s.off++
+			s.identRest()
+			s.err(pos, "invalid number "+strconv.Quote(src[pos:s.off]))
+			return pos, tNumber, src[pos:s.off]
 		}
 		if s.off < len(src) && (src[s.off] == 'e' || src[s.off] == 'E') {
 			save := s.off
