@@ -41,7 +41,6 @@ func TestCheckErrors(t *testing.T) {
 		{"group by star", "SELECT * FROM c GROUP BY c.a", 1, "'SELECT *' is not valid with GROUP BY"},
 		{"group by subquery", "SELECT 1 FROM c GROUP BY (SELECT VALUE 1)", 26, "GROUP BY does not allow subqueries"},
 		{"order by with group by", "SELECT c.a FROM c GROUP BY c.a ORDER BY c.a", 41, "ORDER BY is not supported together with GROUP BY"},
-		{"order by with aggregate", "SELECT VALUE COUNT(1) FROM c ORDER BY c.a", 39, "ORDER BY is not supported in a query with aggregates"},
 		{"outer subquery in from", "SELECT * FROM (SELECT * FROM c) x", 15, "a subquery in the FROM clause of the outermost query is not supported"},
 		{"count of a subquery", "SELECT VALUE COUNT(1) FROM (SELECT VALUE c.g FROM c)", 29, "a subquery in the FROM clause of the outermost query is supported only as a count of distinct values"},
 		{"count of an ordered distinct", "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c ORDER BY c.g)", 29, "a subquery in the FROM clause of the outermost query is supported only as a count of distinct values"},

@@ -658,3 +658,21 @@ func TestInSubquery(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregateOrderBy: an ORDER BY in a query that aggregates without
+// GROUP BY is taken, as the service takes it, and orders its one row;
+// the query plan merges it as the aggregate it is.
+func TestAggregateOrderBy(t *testing.T) {
+	src := docs(`{"id":"1","n":1,"s":"b"}`, `{"id":"2","n":3}`, `{"id":"3","n":5,"s":"a"}`)
+	if got := strings.Join(runQuery(t, "SELECT VALUE AVG(c.n + 1) FROM c WHERE c.n > 1 ORDER BY c.s", src), " "); got != "5" {
+		t.Errorf("AVG with ORDER BY: %s", got)
+	}
+	q, _ := Parse("SELECT VALUE COUNT(1) FROM c ORDER BY c.s DESC")
+	p, _ := q.Bind(nil)
+	if qi := p.QueryInfo(); len(qi.OrderBy) != 0 || len(qi.Aggregates) != 1 || !strings.HasPrefix(qi.RewrittenQuery, "SELECT VALUE [{") {
+		t.Errorf("plan: %+v", qi)
+	}
+	if _, err := Parse("SELECT c.s, COUNT(1) AS n FROM c GROUP BY c.s ORDER BY c.s"); err == nil {
+		t.Error("ORDER BY with GROUP BY was taken")
+	}
+}

@@ -87,6 +87,9 @@ func (p *Plan) QueryInfo() QueryInfo {
 	}
 	desc := make([]bool, len(s.OrderBy))
 	for i, o := range s.OrderBy {
+		if s.isAggregate() {
+			break // one row: nothing to merge in order
+		}
 		if o.Rank {
 			// ORDER BY RANK is scored over the whole container by each
 			// partition's query (FullTextStats): the SDK passes it on.
