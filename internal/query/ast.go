@@ -147,6 +147,8 @@ const (
 	ScalarSubquery SubqueryKind = iota // (SELECT ...): the first row, or undefined
 	ExistsSubquery                     // EXISTS(SELECT ...): whether there is a row
 	ArraySubquery                      // ARRAY(SELECT ...): all rows as an array
+	FirstSubquery                      // FIRST(SELECT ...): the first row, or undefined
+	LastSubquery                       // LAST(SELECT ...): the last row, or undefined
 )
 
 // SubqueryExpr is a subquery used as a value.

@@ -676,3 +676,27 @@ func TestAggregateOrderBy(t *testing.T) {
 		t.Error("ORDER BY with GROUP BY was taken")
 	}
 }
+
+// TestFirstLastSubquery: FIRST(SELECT …) and LAST(SELECT …) are the
+// subquery's first and last rows, undefined without one.
+func TestFirstLastSubquery(t *testing.T) {
+	src := docs(`{"id":"1","prices":[10,12,9,15]}`, `{"id":"2","prices":[]}`)
+	tests := []struct{ query, want string }{
+		{"SELECT VALUE [FIRST(SELECT VALUE p FROM p IN c.prices), LAST(SELECT VALUE p FROM p IN c.prices)] FROM c WHERE c.id = '1'", "[10,15]"},
+		{"SELECT VALUE c.id FROM c WHERE LAST(SELECT VALUE p FROM p IN c.prices) > first(SELECT VALUE p FROM p IN c.prices)", `"1"`},
+		{"SELECT VALUE {f: FIRST(SELECT VALUE p FROM p IN c.prices)} FROM c WHERE c.id = '2'", "{}"},
+		{"SELECT VALUE LAST(SELECT VALUE p FROM p IN c.prices WHERE p < 12) FROM c WHERE c.id = '1'", "9"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
+		}
+	}
+	q, err := Parse("SELECT VALUE LAST(SELECT VALUE p FROM p IN c.prices) FROM c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q.String(); got != "SELECT VALUE LAST(SELECT VALUE p FROM p IN c.prices) FROM c" {
+		t.Errorf("String: %s", got)
+	}
+}

@@ -275,6 +275,10 @@ func writeExpr(b *strings.Builder, e Expr) {
 			b.WriteString("EXISTS")
 		case ArraySubquery:
 			b.WriteString("ARRAY")
+		case FirstSubquery:
+			b.WriteString("FIRST")
+		case LastSubquery:
+			b.WriteString("LAST")
 		}
 		b.WriteByte('(')
 		writeStmt(b, x.Query)

@@ -262,6 +262,20 @@ func (p *parser) parsePrimary() Expr {
 	case tIdent:
 		name := p.lit
 		p.next()
+		if p.tok == tLParen && p.peek() == kSelect && (strings.EqualFold(name, "FIRST") || strings.EqualFold(name, "LAST")) {
+			// FIRST(SELECT …) and LAST(SELECT …), which the service's
+			// grammar has (the .NET SDK's parser baselines,
+			// ScalarExpressionSqlParserBaselineTests.First and .Last).
+			kind := FirstSubquery
+			if strings.EqualFold(name, "LAST") {
+				kind = LastSubquery
+			}
+			lparen := p.pos
+			p.next()
+			q := p.parseSelect()
+			p.expectClosing(tRParen, lparen, "subquery")
+			return &SubqueryExpr{At: pos, Kind: kind, Query: q}
+		}
 		if p.tok == tLParen {
 			return p.parseCall(pos, name, false)
 		}

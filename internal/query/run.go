@@ -235,9 +235,13 @@ func (c *evalCtx) evalSubquery(x *SubqueryExpr) Value {
 		found := false
 		c.runStmt(x.Query, func(Value) bool { found = true; return false })
 		return BoolValue(found)
-	case ScalarSubquery:
+	case ScalarSubquery, FirstSubquery:
 		var v Value
 		c.runStmt(x.Query, func(r Value) bool { v = r; return false })
+		return v
+	case LastSubquery:
+		var v Value
+		c.runStmt(x.Query, func(r Value) bool { v = r; return true })
 		return v
 	}
 	var rows []Value
