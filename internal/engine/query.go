@@ -323,9 +323,9 @@ func (e *Engine) QueryItems(ctx context.Context, req QueryRequest) (QueryResult,
 		if msg := plan.DistributionError(); msg != "" {
 			return QueryResult{}, dberr.BadRequest("%s", msg)
 		}
-	}
-	if req.CrossPartition && !req.Ref.HasPK && req.RangeID == "" && !gatewayServes(plan.QueryInfo()) {
-		return QueryResult{}, &Error{Kind: KindBadRequest, SubStatus: 1004, Message: errNotServableByGateway, AdditionalInfo: queryPlanJSON(plan)}
+		if !gatewayServes(plan.QueryInfo()) {
+			return QueryResult{}, &Error{Kind: KindBadRequest, SubStatus: 1004, Message: errNotServableByGateway, AdditionalInfo: queryPlanJSON(plan)}
+		}
 	}
 	src, err := e.scope(ctx, req, c, true)
 	if err != nil {

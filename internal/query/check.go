@@ -426,8 +426,14 @@ func (c *checker) requireAggregated(e Expr) {
 }
 
 // isPath reports whether e is a property path rooted at an alias (c.a.b,
-// c["x"][0]).
-func isPath(e Expr) bool {
+// c["x"][0], c[c.i]).
+func isPath(e Expr) bool { return walkPath(e, false) }
+
+// isDocumentPath reports whether e names a place in a document: an
+// alias, followed by properties and constant indexes.
+func isDocumentPath(e Expr) bool { return walkPath(e, true) }
+
+func walkPath(e Expr, constantIndexes bool) bool {
 	for {
 		switch x := e.(type) {
 		case *IdentExpr:
@@ -435,6 +441,9 @@ func isPath(e Expr) bool {
 		case *PropertyExpr:
 			e = x.X
 		case *IndexExpr:
+			if _, ok := x.Index.(*LiteralExpr); constantIndexes && !ok {
+				return false
+			}
 			e = x.X
 		default:
 			return false
@@ -640,23 +649,3 @@ func sameExpr(a, b Expr) bool {
 // queries of a hybrid search's plan (hybrid.go), which the SDKs send
 // back to each range.
 var rankingFunctions = map[string]bool{"VectorDistance": true, "_FullTextScore": true, "_VectorScore": true}
-
-// isDocumentPath reports whether e names a place in a document: an
-// alias, followed by properties and constant indexes.
-func isDocumentPath(e Expr) bool {
-	for {
-		switch x := e.(type) {
-		case *IdentExpr:
-			return true
-		case *PropertyExpr:
-			e = x.X
-		case *IndexExpr:
-			if _, ok := x.Index.(*LiteralExpr); !ok {
-				return false
-			}
-			e = x.X
-		default:
-			return false
-		}
-	}
-}

@@ -69,12 +69,13 @@ func (p *parser) parseComparison() Expr {
 	x := p.parseConcat()
 	between := false // x is a BETWEEN this loop parsed
 	for {
-		if between && (p.tok == kBetween || p.tok == kNot && p.peek() == kBetween) {
+		startsBetween := p.tok == kBetween || p.tok == kNot && p.peek() == kBetween
+		if between && startsBetween {
 			// 1 BETWEEN 2 AND 3 BETWEEN 4 AND 5 is a syntax error in
 			// the service's grammar: the second would compare a boolean.
 			p.error(p.pos, "BETWEEN cannot follow BETWEEN: put one of them in parentheses")
 		}
-		between = p.tok == kBetween || p.tok == kNot && p.peek() == kBetween
+		between = startsBetween
 		switch p.tok {
 		case tEq, tNeq, tLt, tLe, tGt, tGe:
 			op, pos := p.tok, p.pos

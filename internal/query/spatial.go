@@ -362,14 +362,17 @@ func ringArea(ring []pos) float64 {
 	return math.Abs(sum * authalicRadius * authalicRadius / 2)
 }
 
-// authalicRadius is the radius of the sphere with the WGS-84 ellipsoid's
-// surface area.
-var authalicRadius = wgs84A * math.Sqrt(authalicQ(1)/2)
+// authalicQPole is authalicQ at the pole, and authalicRadius the radius
+// of the sphere with the WGS-84 ellipsoid's surface area.
+var (
+	authalicQPole  = authalicQ(1)
+	authalicRadius = wgs84A * math.Sqrt(authalicQPole/2)
+)
 
 // sinAuthalic is the sine of the authalic latitude of a geodetic
 // latitude in degrees.
 func sinAuthalic(lat float64) float64 {
-	return authalicQ(math.Sin(lat*math.Pi/180)) / authalicQ(1)
+	return authalicQ(math.Sin(lat*math.Pi/180)) / authalicQPole
 }
 
 // authalicQ is q(φ) of the authalic latitude's formula, of sin φ.

@@ -33,15 +33,7 @@ func (def PKDef) Version() int { return def.version }
 // Equal reports whether def and o are the same definition: kind, paths
 // and version.
 func (def PKDef) Equal(o PKDef) bool {
-	if def.Kind != o.Kind || def.version != o.version || len(def.Paths) != len(o.Paths) {
-		return false
-	}
-	for i := range def.Paths {
-		if !slices.Equal(def.Paths[i], o.Paths[i]) {
-			return false
-		}
-	}
-	return true
+	return def.Kind == o.Kind && def.version == o.version && slices.EqualFunc(def.Paths, o.Paths, slices.Equal[[]string])
 }
 
 // pkComponent kinds, in the order their encodings sort.
