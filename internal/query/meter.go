@@ -9,7 +9,8 @@ import (
 // The meter bounds one page's work. Every unit of work the evaluator
 // does counts down to the next check: a document read, each step of a
 // FROM/JOIN loop (the binding of one value, at every level, in the query
-// and in its subqueries), a stretch of an IN list. Every checkEvery units
+// and in its subqueries), a stretch of an IN list, a spatial function's
+// pass over a geometry (spatial.go). Every checkEvery units
 // the meter asks the request's context whether the client is still there
 // and the clock whether the page's budget is spent, so a check costs a
 // counter decrement per unit and a clock read per thousand. Because the

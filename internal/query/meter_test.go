@@ -266,3 +266,32 @@ func TestBudgetNeedsElapsed(t *testing.T) {
 		t.Fatal("Page with a budget and no Env.Elapsed succeeded")
 	}
 }
+
+// TestSpatialBudget: the spatial functions compare two geometries
+// position by position, within one evaluation; that work is counted to
+// the meter, so one document holding two long lines stops at the page's
+// budget instead of running on.
+func TestSpatialBudget(t *testing.T) {
+	line := func(lat int) string {
+		var b strings.Builder
+		b.WriteString(`{"type":"LineString","coordinates":[`)
+		for i := range 2000 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "[%g,%d]", float64(i)/100, lat)
+		}
+		b.WriteString("]}")
+		return b.String()
+	}
+	src := docs(`{"id":"1","a":` + line(0) + `,"b":` + line(40) + `}`)
+	for _, q := range []string{"SELECT VALUE ST_DISTANCE(c.a, c.b) FROM c", "SELECT VALUE ST_INTERSECTS(c.a, c.b) FROM c"} {
+		var ticks time.Duration
+		elapsed := func() time.Duration { ticks += time.Millisecond; return ticks }
+		_, err := mustPlan(t, q).Page(context.Background(), src, PageRequest{Env: Env{Now: evalNow, Elapsed: elapsed}, Budget: 5 * time.Millisecond})
+		var be *BudgetError
+		if !errors.As(err, &be) || be.AllRows {
+			t.Errorf("%s: Page = %v, want the budget to run out in the row", q, err)
+		}
+	}
+}

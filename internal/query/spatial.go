@@ -293,42 +293,73 @@ func segmentsCross(a, b [2]pos) bool {
 
 func (g geometry) isArea() bool { return g.kind == geoPolygon || g.kind == geoMultiPolygon }
 
+// The spatial functions compare every position or edge of one geometry
+// with every one of the other, work that grows with the product of their
+// sizes within one evaluation. Each pass over the other geometry is
+// counted to the page's meter (meter.go), so two large geometries cannot
+// run past the request's budget; once the meter halts, a function's
+// answer is never used, so it returns at once with any.
+
+// size is the number of positions of g.
+func (g geometry) size() int {
+	n := len(g.pts)
+	for _, poly := range g.polys {
+		for _, ring := range poly {
+			n += len(ring)
+		}
+	}
+	return n
+}
+
+// passCost is the meter's units for one pass over n positions doing
+// steps of about 1/per of a FROM/JOIN step each.
+func passCost(n, per int) int { return 1 + n/per }
+
 // within reports whether every position of a lies inside area b.
-func within(a, b geometry) bool {
+func within(m *meter, a, b geometry) bool {
 	if !b.isArea() {
 		return false
 	}
+	cost := passCost(b.size(), 32)
 	for _, p := range a.vertices() {
-		if !b.contains(p) {
+		if !m.spend(cost) || !b.contains(p) {
 			return false
 		}
 	}
 	return true
 }
 
-func intersects(a, b geometry) bool {
+// anyInside reports whether some position of g lies inside area.
+func anyInside(m *meter, g, area geometry) bool {
+	cost := passCost(area.size(), 32)
+	for _, p := range g.vertices() {
+		if !m.spend(cost) {
+			return false
+		}
+		if area.contains(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func intersects(m *meter, a, b geometry) bool {
 	if a.kind == geoPoint && b.kind == geoPoint {
 		return a.pts[0] == b.pts[0]
 	}
-	if within(a, b) || within(b, a) {
+	if within(m, a, b) || within(m, b, a) {
 		return true
 	}
-	if a.isArea() {
-		for _, p := range b.vertices() {
-			if a.contains(p) {
-				return true
-			}
-		}
+	if a.isArea() && anyInside(m, b, a) || b.isArea() && anyInside(m, a, b) {
+		return true
 	}
-	if b.isArea() {
-		for _, p := range a.vertices() {
-			if b.contains(p) {
-				return true
-			}
-		}
-	}
+	bs := b.segments()
+	cost := passCost(len(bs), 8)
 	for _, s := range a.segments() {
-		for _, t := range b.segments() {
+		if !m.spend(cost) {
+			return false
+		}
+		for _, t := range bs {
 			if segmentsCross(s, t) {
 				return true
 			}
@@ -383,30 +414,35 @@ func authalicQ(s float64) float64 {
 }
 
 func registerSpatialFunctions() {
-	geo2 := func(f func(a, b geometry) Value) func(*evalCtx, *CallExpr, []Value) Value {
-		return func(_ *evalCtx, _ *CallExpr, args []Value) Value {
+	geo2 := func(f func(m *meter, a, b geometry) Value) func(*evalCtx, *CallExpr, []Value) Value {
+		return func(c *evalCtx, _ *CallExpr, args []Value) Value {
 			a, r1 := decodeGeo(args[0])
 			b, r2 := decodeGeo(args[1])
 			if r1 != "" || r2 != "" {
 				return undefinedValue
 			}
-			return f(a, b)
+			return f(&c.m, a, b)
 		}
 	}
-	register("ST_DISTANCE", 2, 2, geo2(func(a, b geometry) Value {
-		if intersects(a, b) {
+	register("ST_DISTANCE", 2, 2, geo2(func(m *meter, a, b geometry) Value {
+		if intersects(m, a, b) {
 			return NumberValue(0)
 		}
 		best := math.Inf(1)
+		bv := b.vertices()
+		cost := passCost(len(bv), 2)
 		for _, p := range a.vertices() {
-			for _, q := range b.vertices() {
+			if !m.spend(cost) {
+				return undefinedValue
+			}
+			for _, q := range bv {
 				best = math.Min(best, geodesic(p, q))
 			}
 		}
 		return NumberValue(best)
 	}))
-	register("ST_WITHIN", 2, 2, geo2(func(a, b geometry) Value { return BoolValue(within(a, b)) }))
-	register("ST_INTERSECTS", 2, 2, geo2(func(a, b geometry) Value { return BoolValue(intersects(a, b)) }))
+	register("ST_WITHIN", 2, 2, geo2(func(m *meter, a, b geometry) Value { return BoolValue(within(m, a, b)) }))
+	register("ST_INTERSECTS", 2, 2, geo2(func(m *meter, a, b geometry) Value { return BoolValue(intersects(m, a, b)) }))
 	register("ST_ISVALID", 1, 1, func(_ *evalCtx, _ *CallExpr, a []Value) Value {
 		_, r := decodeGeo(a[0])
 		return BoolValue(r == "")
