@@ -23,6 +23,31 @@ import (
 // not Pebble's (at least minOwnHeap, the runtime's own floor for a small
 // heap), as the heap of a cgo build does. Garbage is then collected as
 // often as in a cgo build, which is what GOGC asked for.
+//
+// A memtable is one large allocation (its arena), written from the start.
+// The runtime zeroes a large allocation when any of its pages were used
+// before and not returned to the system (Go's mheap.initSpan), and then
+// every page of it is resident, written or not: a 16 MB arena that holds
+// 5 MB of writes costs 16 MB. Pages returned to the system come back
+// zeroed by the kernel, so an allocation made only of them, or of fresh
+// address space, is not cleared, and its unwritten pages stay unmapped.
+// Pebble's memtables start at 256 KB and double up to MemTableSize, each a
+// new allocation; at full size they are recycled. So while a store's
+// memtables are still growing and it is being written, the tuner also
+// returns the heap's free pages to the system (debug.FreeOSMemory) each
+// time releaseAtLeast more has been written and as much is free, so that
+// the next arena is likely to find them released. Loading 10,000 1 KB
+// items into a release build peaked at 65–67 MiB in 9 of 41 runs and at
+// 54–57 MiB in the rest; with the release, at 53–54 MiB in 39 of 40 runs
+// and at 65 MiB in one (an arena allocated before a release had run), for
+// 13 more collections and about 2% more CPU time during that load.
+
+// releaseAtLeast is how much must have been written since the tuner last
+// returned free heap pages to the system, and how much must be free, for
+// it to do so again while memtables grow. Each release is a full
+// collection, so a store makes at most memTableSize/releaseAtLeast of
+// them while its memtables grow.
+const releaseAtLeast = 1 << 20
 
 // minOwnHeap is the least heap the tuner counts as the process's own: the
 // runtime does not collect a heap smaller than 4 MB either (at GOGC=100).
@@ -45,8 +70,17 @@ var heapTuner struct {
 // manualHeap is how much of the Go heap s holds as Pebble's manual
 // memory: its memtables and block cache.
 func (s *Store) manualHeap() uint64 {
+	manual, _ := s.manualMemory()
+	return manual
+}
+
+// manualMemory is manualHeap, and whether s's memtables are still growing
+// to their full size while it is written (see releaseFree). The caller
+// holds heapTuner.mu.
+func (s *Store) manualMemory() (manual uint64, filling bool) {
 	m := s.db.Metrics()
-	return uint64(m.BlockCache.Size) + m.MemTable.Size
+	filling = m.MemTable.Size < memTableSize && s.written.Load()-s.releaseMark >= releaseAtLeast
+	return uint64(m.BlockCache.Size) + m.MemTable.Size, filling
 }
 
 // tuneHeap counts s's manual memory from the next collection on, in a
@@ -104,11 +138,31 @@ func retuneHeap() {
 		return
 	}
 	var manual uint64
+	filling := false
 	for s := range heapTuner.stores {
-		manual += s.manualHeap()
+		m, f := s.manualMemory()
+		manual += m
+		filling = filling || f
 	}
 	debug.SetGCPercent(gcPercent(heapTuner.base, liveHeap(), manual))
+	if filling {
+		releaseFree()
+	}
 	armHeapTuner()
+}
+
+// releaseFree returns the heap's free pages to the system, in the
+// background, when releaseAtLeast or more are free. The caller holds
+// heapTuner.mu.
+func releaseFree() {
+	if runtimeMetric("/memory/classes/heap/free:bytes", 0) < releaseAtLeast {
+		return
+	}
+	for s := range heapTuner.stores {
+		s.releaseMark = s.written.Load()
+	}
+	// It collects first, and so runs this tuner again: not under the lock.
+	go debug.FreeOSMemory()
 }
 
 // gcPercent is the GC percentage under which a heap of live bytes, manual

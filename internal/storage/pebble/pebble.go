@@ -47,6 +47,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -76,6 +77,13 @@ type Store struct {
 	closed   bool
 	inflight int
 	drained  *sync.Cond // signalled when inflight drops to 0 after close
+
+	// written counts the bytes of the batches applied, which fill the
+	// memtables; the heap tuner reads it (heap.go).
+	written atomic.Uint64
+	// releaseMark is written when the heap tuner last returned free
+	// pages to the system; guarded by heapTuner.mu.
+	releaseMark uint64
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -113,15 +121,18 @@ func OpenMemoryWith(o Options) (*Store, error) {
 	return open("", vfs.NewMem(), o)
 }
 
+// memTableSize is Pebble's MemTableSize. Items and index entries are
+// small; a larger memtable keeps write-heavy bursts out of L0 on a small
+// machine.
+const memTableSize = 32 << 20
+
 // pidFile, in a store's directory, holds the process id of the Ebb that
 // has it open, so that a second one can say who holds it.
 const pidFile = "ebb.pid"
 
 func open(dir string, fs vfs.FS, o Options) (*Store, error) {
 	opts := &pebble.Options{
-		// Items and index entries are small; a larger memtable keeps
-		// write-heavy bursts out of L0 on a small machine.
-		MemTableSize: 32 << 20,
+		MemTableSize: memTableSize,
 		// Point reads dominate (items, container state, index fetches),
 		// and every write first looks its item up. The cache must hold
 		// the filter and index blocks of the whole store, or each lookup
@@ -297,11 +308,14 @@ func (s *Store) applyLocked(b *pebble.Batch, fn func(storage.Writer) error) (app
 		defer s.rows.writeEnd(s.rows.writeBegin(b))
 	}
 	if s.inMemory {
-		return true, s.db.Apply(b, pebble.NoSync)
+		err = s.db.Apply(b, pebble.NoSync)
+	} else if err = s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		err = fmt.Errorf("storage: apply: %w", err)
 	}
-	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-		return false, fmt.Errorf("storage: apply: %w", err)
+	if err != nil {
+		return false, err
 	}
+	s.written.Add(uint64(b.Len()))
 	return true, nil
 }
 
