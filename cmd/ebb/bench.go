@@ -150,8 +150,8 @@ func runSearchBench(args []string) error {
 }
 
 // runClusterBench is `ebb bench cluster --store postgres://…`: point reads
-// and upserts from eight clients on durable Pebble and on PostgreSQL with
-// one and three nodes.
+// and upserts from eight clients on in-memory storage, on durable Pebble
+// and on PostgreSQL with one and three nodes.
 func runClusterBench(args []string) error {
 	fs := flag.NewFlagSet("ebb bench cluster", flag.ContinueOnError)
 	store := fs.String("store", os.Getenv("EBB_STORE"), "postgres:// URL of an empty database (required)")

@@ -18,8 +18,8 @@ import (
 // The cluster benchmark measures Ebb on a shared PostgreSQL store: point
 // reads and upserts from eight concurrent clients spread over one or
 // more in-process nodes on the same database, next to one node on
-// durable Pebble on the same machine and to the same upserts written
-// straight to the database with pgx (the baseline). Every node has its
+// durable Pebble and one in memory on the same machine and to the same
+// upserts written straight to the database with pgx (the baseline). Every node has its
 // own client (its own connection), so requests really are spread. The
 // container has Partitions physical partitions, and each client reads
 // and writes its own logical partition, the clients' partitions spread
@@ -77,6 +77,9 @@ type ClusterReport struct {
 	BaselineDB DBWork
 	Results    []ClusterResult
 }
+
+// inMemory names the configuration of one node on in-memory storage.
+const inMemory = "in memory (no storage)"
 
 // clusterTarget is one configuration being measured: its operations and
 // what its rounds have added up so far.
@@ -152,6 +155,12 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 		t.probe = probe
 		targets = append(targets, t)
 		return nil
+	}
+	// In memory, Ebb stores nothing durably and reaches no database: its
+	// upserts show what the SDK, HTTP/2, TLS and the engine leave of this
+	// machine for any storage.
+	if err := add(inMemory, 1, opts.Partitions, func() server.Config { return server.Config{Memory: true} }, nil); err != nil {
+		return rep, err
 	}
 	if err := add("durable Pebble", 1, opts.Partitions, func() server.Config { return server.Config{DataDir: dir} }, nil); err != nil {
 		return rep, err
@@ -335,8 +344,10 @@ func (r ClusterReport) WriteMarkdown(w io.Writer) error {
 	}
 	for _, res := range r.Results {
 		share, retried := "—", "—"
-		if res.Storage == "PostgreSQL" && base > 0 {
+		if base > 0 {
 			share = fmt.Sprintf("%.0f%%", 100*res.Upsert.OpsPerSec()/base)
+		}
+		if res.Storage == "PostgreSQL" {
 			if res.Updates > 0 {
 				retried = fmt.Sprintf("%.1f%% (%s of %s)", 100*float64(res.Retries)/float64(res.Updates), thousands(float64(res.Retries)), thousands(float64(res.Updates)))
 			}
@@ -348,7 +359,7 @@ func (r ClusterReport) WriteMarkdown(w io.Writer) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts. Database CPU per upsert is the CPU time of the PostgreSQL processes on this machine during the upserts (— when the database runs elsewhere), and WAL per upsert how far the database's WAL insert position moved meanwhile: both count the whole database server, which only one configuration writes to at a time.")
+	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; Ebb in memory, which stores nothing durably and reaches no database, shows the most any storage could give on this machine, where the clients, Ebb and the database share the cores; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts. Database CPU per upsert is the CPU time of the PostgreSQL processes on this machine during the upserts (— when the database runs elsewhere), and WAL per upsert how far the database's WAL insert position moved meanwhile: both count the whole database server, which only one configuration writes to at a time.")
 	return err
 }
 

@@ -25,11 +25,12 @@ func TestRunCluster(t *testing.T) {
 	if rep.Baseline.Ops != 40 || rep.Rounds != 5 {
 		t.Errorf("baseline: %+v in %d rounds", rep.Baseline, rep.Rounds)
 	}
-	// Pebble, PostgreSQL with one partition, then each node count.
+	// In memory, Pebble, PostgreSQL with one partition, then each node
+	// count.
 	want := []struct {
 		storage      string
 		nodes, parts int
-	}{{"durable Pebble", 1, 4}, {"PostgreSQL", 1, 1}, {"PostgreSQL", 1, 4}, {"PostgreSQL", 2, 4}}
+	}{{inMemory, 1, 4}, {"durable Pebble", 1, 4}, {"PostgreSQL", 1, 1}, {"PostgreSQL", 1, 4}, {"PostgreSQL", 2, 4}}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("got %d results, want %d", len(rep.Results), len(want))
 	}
