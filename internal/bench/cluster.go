@@ -19,12 +19,13 @@ import (
 // reads and upserts from eight concurrent clients spread over one or
 // more in-process nodes on the same database, next to one node on
 // durable Pebble and one in memory on the same machine and to the same
-// upserts written straight to the database with pgx (the baseline). Every node has its
-// own client (its own connection), so requests really are spread. The
-// container has Partitions physical partitions, and each client reads
-// and writes its own logical partition, the clients' partitions spread
-// over the physical ones; one node on PostgreSQL is also measured with
-// one physical partition, where every write takes the same lock.
+// upserts written straight to the database with pgx (the baseline).
+// Every node has its own client (its own connection), so requests really
+// are spread. The container has Partitions physical partitions, and each
+// client reads and writes its own logical partition, the clients'
+// partitions spread over the physical ones; one node on PostgreSQL is
+// also measured with one physical partition, where every write takes the
+// same lock.
 //
 // Every configuration is set up first and then measured in rounds that
 // alternate between them, each starting with a different one, as `ebb

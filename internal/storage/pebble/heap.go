@@ -74,13 +74,17 @@ func (s *Store) manualHeap() uint64 {
 	return manual
 }
 
-// manualMemory is manualHeap, and whether s's memtables are still growing
-// to their full size while it is written (see releaseFree). The caller
-// holds heapTuner.mu.
-func (s *Store) manualMemory() (manual uint64, filling bool) {
+// manualMemory is manualHeap, and how much of it is memtables.
+func (s *Store) manualMemory() (manual, memtables uint64) {
 	m := s.db.Metrics()
-	filling = m.MemTable.Size < memTableSize && s.written.Load()-s.releaseMark >= releaseAtLeast
-	return uint64(m.BlockCache.Size) + m.MemTable.Size, filling
+	return uint64(m.BlockCache.Size) + m.MemTable.Size, m.MemTable.Size
+}
+
+// filling reports whether s's memtables, memtables bytes in all, are still
+// growing to their full size and releaseAtLeast has been written to them
+// since the last release (see releaseFree). The caller holds heapTuner.mu.
+func (s *Store) filling(memtables uint64) bool {
+	return memtables < memTableSize && s.written.Load()-s.releaseMark >= releaseAtLeast
 }
 
 // tuneHeap counts s's manual memory from the next collection on, in a
@@ -140,9 +144,9 @@ func retuneHeap() {
 	var manual uint64
 	filling := false
 	for s := range heapTuner.stores {
-		m, f := s.manualMemory()
+		m, memtables := s.manualMemory()
 		manual += m
-		filling = filling || f
+		filling = filling || s.filling(memtables)
 	}
 	debug.SetGCPercent(gcPercent(heapTuner.base, liveHeap(), manual))
 	if filling {
