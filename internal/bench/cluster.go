@@ -66,6 +66,9 @@ type ClusterResult struct {
 	Updates, Retries uint64
 	// DB is the database's work per upsert (none on Pebble).
 	DB DBWork
+	// ProcessCPU is the CPU time this process (the clients and every Ebb
+	// node) spent per upsert.
+	ProcessCPU time.Duration
 }
 
 // ClusterReport is what RunCluster measured.
@@ -76,7 +79,10 @@ type ClusterReport struct {
 	// pgx: the most a client of that database gets on this machine.
 	Baseline   Stats
 	BaselineDB DBWork
-	Results    []ClusterResult
+	// BaselineProcessCPU is the CPU time pgx and its callers spent per
+	// upsert of the baseline.
+	BaselineProcessCPU time.Duration
+	Results            []ClusterResult
 }
 
 // inMemory names the configuration of one node on in-memory storage.
@@ -92,6 +98,8 @@ type clusterTarget struct {
 	// upserts into db.
 	probe *dbProbe
 	db    dbTally
+	// procCPU is this process's CPU time during the upsert rounds.
+	procCPU time.Duration
 
 	reads, upserts rounds
 }
@@ -189,10 +197,12 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 	}
 	rep.Baseline = targets[0].upserts.stats()
 	rep.BaselineDB = targets[0].db.perUpsert()
+	rep.BaselineProcessCPU = targets[0].processCPUPerUpsert()
 	for _, t := range targets[1:] {
 		t.res.Read = t.reads.stats()
 		t.res.Upsert = t.upserts.stats()
 		t.res.DB = t.db.perUpsert()
+		t.res.ProcessCPU = t.processCPUPerUpsert()
 		rep.Results = append(rep.Results, t.res)
 	}
 	return rep, nil
@@ -214,8 +224,9 @@ func (t *clusterTarget) measureRound(ctx context.Context, limit Limit) error {
 	if t.probe != nil {
 		dbBefore = t.probe.read(ctx)
 	}
-	upserts := t.upserts.rec.Len()
+	upserts, cpu := t.upserts.rec.Len(), cpuTime()
 	err := t.upserts.run(ctx, concurrentClients, limit, t.upsert)
+	t.procCPU += cpuTime() - cpu
 	if t.probe != nil {
 		t.db.add(t.probe.read(ctx).sub(dbBefore), t.upserts.rec.Len()-upserts)
 	}
@@ -226,6 +237,15 @@ func (t *clusterTarget) measureRound(ctx context.Context, limit Limit) error {
 		return fmt.Errorf("%s, %d nodes: %w", label, t.res.Nodes, err)
 	}
 	return nil
+}
+
+// processCPUPerUpsert is this process's CPU time per upsert of t.
+func (t *clusterTarget) processCPUPerUpsert() time.Duration {
+	n := t.upserts.rec.Len()
+	if n == 0 {
+		return 0
+	}
+	return t.procCPU / time.Duration(n)
 }
 
 // startNodes starts n servers, loads a container of parts physical
@@ -334,13 +354,13 @@ const clusterKeys = 1000
 
 // WriteMarkdown prints the cluster report.
 func (r ClusterReport) WriteMarkdown(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "Machine: %s. Each workload ran against each configuration in %d rounds that alternate the configurations.\n\n| storage | nodes | physical partitions | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts | database CPU per upsert | WAL per upsert |\n|---|---|---|---|---|---|---|--:|--:|--:|--:|\n", r.Machine, r.Rounds); err != nil {
+	if _, err := fmt.Fprintf(w, "Machine: %s. Each workload ran against each configuration in %d rounds that alternate the configurations.\n\n| storage | nodes | physical partitions | point reads/s (8 clients) | p50 / p99 | upserts/s (8 clients) | p50 / p99 | upserts / baseline | retried attempts | clients' and Ebb's CPU per upsert | database CPU per upsert | WAL per upsert |\n|---|---|---|---|---|---|---|--:|--:|--:|--:|--:|\n", r.Machine, r.Rounds); err != nil {
 		return err
 	}
 	base := r.Baseline.OpsPerSec()
 	cpu, wal := r.BaselineDB.cells()
-	if _, err := fmt.Fprintf(w, "| PostgreSQL through pgx (baseline) | — | — | — | — | %s | %s / %s | 100%% | — | %s | %s |\n",
-		thousands(base), fmtLatency(r.Baseline.P50), fmtLatency(r.Baseline.P99), cpu, wal); err != nil {
+	if _, err := fmt.Fprintf(w, "| PostgreSQL through pgx (baseline) | — | — | — | — | %s | %s / %s | 100%% | — | %s | %s | %s |\n",
+		thousands(base), fmtLatency(r.Baseline.P50), fmtLatency(r.Baseline.P99), micros(r.BaselineProcessCPU), cpu, wal); err != nil {
 		return err
 	}
 	for _, res := range r.Results {
@@ -354,21 +374,29 @@ func (r ClusterReport) WriteMarkdown(w io.Writer) error {
 			}
 		}
 		cpu, wal := res.DB.cells()
-		if _, err := fmt.Fprintf(w, "| %s | %d | %d | %s | %s / %s | %s | %s / %s | %s | %s | %s | %s |\n", res.Storage, res.Nodes, res.Partitions,
+		if _, err := fmt.Fprintf(w, "| %s | %d | %d | %s | %s / %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", res.Storage, res.Nodes, res.Partitions,
 			thousands(res.Read.OpsPerSec()), fmtLatency(res.Read.P50), fmtLatency(res.Read.P99),
-			thousands(res.Upsert.OpsPerSec()), fmtLatency(res.Upsert.P50), fmtLatency(res.Upsert.P99), share, retried, cpu, wal); err != nil {
+			thousands(res.Upsert.OpsPerSec()), fmtLatency(res.Upsert.P50), fmtLatency(res.Upsert.P99), share, retried, micros(res.ProcessCPU), cpu, wal); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; Ebb in memory, which stores nothing durably and reaches no database, shows the most any storage could give on this machine, where the clients, Ebb and the database share the cores; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts. Database CPU per upsert is the CPU time of the PostgreSQL processes on this machine during the upserts (— when the database runs elsewhere), and WAL per upsert how far the database's WAL insert position moved meanwhile: both count the whole database server, which only one configuration writes to at a time.")
+	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; Ebb in memory, which stores nothing durably and reaches no database, shows the most any storage could give on this machine, where the clients, Ebb and the database share the cores; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts. The clients' and Ebb's CPU per upsert is this process's CPU time during the upserts (the SDK clients and every Ebb node, or pgx for the baseline). Database CPU per upsert is the CPU time of the PostgreSQL processes on this machine during the upserts (— when the database runs elsewhere), and WAL per upsert how far the database's WAL insert position moved meanwhile: both count the whole database server, which only one configuration writes to at a time.")
 	return err
+}
+
+// micros formats a CPU time per upsert for the report's table.
+func micros(d time.Duration) string {
+	if d <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 }
 
 // cells formats the database's work per upsert for the report's table.
 func (d DBWork) cells() (cpu, wal string) {
 	cpu, wal = "—", "—"
 	if d.HasCPU {
-		cpu = fmt.Sprintf("%.0f µs", float64(d.CPUPerUpsert)/float64(time.Microsecond))
+		cpu = micros(d.CPUPerUpsert)
 	}
 	if d.HasWAL {
 		wal = fmt.Sprintf("%s B", thousands(d.WALPerUpsert))

@@ -38,6 +38,9 @@ func TestRunCluster(t *testing.T) {
 		if w := want[i]; res.Storage != w.storage || res.Nodes != w.nodes || res.Partitions != w.parts {
 			t.Errorf("result %d is %s, %d nodes, %d partitions; want %+v", i, res.Storage, res.Nodes, res.Partitions, w)
 		}
+		if res.ProcessCPU <= 0 {
+			t.Errorf("result %d (%s): no CPU time per upsert", i, res.Storage)
+		}
 		if res.Read.Ops != 40 || res.Upsert.Ops != 40 {
 			t.Errorf("result %d: read %+v, upsert %+v", i, res.Read, res.Upsert)
 		}
