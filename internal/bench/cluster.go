@@ -86,7 +86,7 @@ type ClusterReport struct {
 }
 
 // inMemory names the configuration of one node on in-memory storage.
-const inMemory = "in memory (no storage)"
+const inMemory = "in memory (no database, nothing durable)"
 
 // clusterTarget is one configuration being measured: its operations and
 // what its rounds have added up so far.
@@ -165,9 +165,9 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 		targets = append(targets, t)
 		return nil
 	}
-	// In memory, Ebb stores nothing durably and reaches no database: its
-	// upserts show what the SDK, HTTP/2, TLS and the engine leave of this
-	// machine for any storage.
+	// In memory, Ebb keeps its store in memory and reaches no database:
+	// its upserts show about what the SDK, HTTP/2, TLS and the engine
+	// leave of this machine for any storage.
 	if err := add(inMemory, 1, opts.Partitions, func() server.Config { return server.Config{Memory: true} }, nil); err != nil {
 		return rep, err
 	}
@@ -380,7 +380,7 @@ func (r ClusterReport) WriteMarkdown(w io.Writer) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; Ebb in memory, which stores nothing durably and reaches no database, shows the most any storage could give on this machine, where the clients, Ebb and the database share the cores; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts. The clients' and Ebb's CPU per upsert is this process's CPU time during the upserts (the SDK clients and every Ebb node, or pgx for the baseline). Database CPU per upsert is the CPU time of the PostgreSQL processes on this machine during the upserts (— when the database runs elsewhere), and WAL per upsert how far the database's WAL insert position moved meanwhile: both count the whole database server, which only one configuration writes to at a time.")
+	_, err := fmt.Fprintln(w, "\nUpserts / baseline is Ebb's upsert rate as a share of the baseline's; Ebb in memory, which keeps its store in memory and reaches no database, shows about the most any storage could give on this machine, where the clients, Ebb and the database share the cores; retried attempts are the write transactions the database made Ebb run again (serialization failures and deadlocks), as a share of all its write transactions during the upserts. The clients' and Ebb's CPU per upsert is this process's CPU time during the upserts (the SDK clients and every Ebb node, or pgx for the baseline). Database CPU per upsert is the CPU time of the PostgreSQL processes on this machine during the upserts (— when the database runs elsewhere), and WAL per upsert how far the database's WAL insert position moved meanwhile: both count the whole database server, which only one configuration writes to at a time.")
 	return err
 }
 
