@@ -462,6 +462,18 @@ func formatCustom(t time.Time, format string) (string, bool) {
 		}
 		b.WriteString(s)
 	}
+	// named writes a run of n M's or d's: the name from 4, its first
+	// three letters at 3, else the number padded to n digits.
+	named := func(n int, name string, num int) {
+		switch {
+		case n >= 4:
+			b.WriteString(name)
+		case n == 3:
+			b.WriteString(name[:3])
+		default:
+			pad(num, n)
+		}
+	}
 	for i := 0; i < len(format); {
 		c := format[i]
 		n := 1
@@ -476,23 +488,9 @@ func formatCustom(t time.Time, format string) (string, bool) {
 			}
 			pad(y, n)
 		case 'M':
-			switch {
-			case n >= 4:
-				b.WriteString(t.Month().String())
-			case n == 3:
-				b.WriteString(t.Month().String()[:3])
-			default:
-				pad(int(t.Month()), n)
-			}
+			named(n, t.Month().String(), int(t.Month()))
 		case 'd':
-			switch {
-			case n >= 4:
-				b.WriteString(t.Weekday().String())
-			case n == 3:
-				b.WriteString(t.Weekday().String()[:3])
-			default:
-				pad(t.Day(), n)
-			}
+			named(n, t.Weekday().String(), t.Day())
 		case 'H':
 			pad(t.Hour(), min(n, 2))
 		case 'h':

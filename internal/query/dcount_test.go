@@ -1,9 +1,6 @@
 package query
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestDistinctCount runs counts of distinct values, the service's COUNT
 // over a DISTINCT subquery in the FROM clause.
@@ -15,7 +12,7 @@ func TestDistinctCount(t *testing.T) {
 		`{"id":"4","h":2,"tags":[]}`,
 		`{"id":"5","g":"a","h":1,"tags":["y","z"]}`,
 	)
-	tests := []struct{ query, want string }{
+	checkQueries(t, src, []queryCase{
 		{"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c)", "2"},
 		{"select value count(1) from (select distinct value c.g from c) as x", "2"},
 		{"SELECT VALUE COUNT(x) FROM (SELECT DISTINCT VALUE c.h FROM c) x", "2"},
@@ -24,17 +21,6 @@ func TestDistinctCount(t *testing.T) {
 		{"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c WHERE c.h = 2)", "1"},
 		{"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE t FROM c JOIN t IN c.tags)", "3"},
 		{"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c WHERE c.h > 5)", "0"},
-	}
-	for _, tt := range tests {
-		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
-			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
-		}
-	}
-	q, err := Parse("SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c) AS x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := q.String(), "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c) x"; got != want {
-		t.Errorf("String: got %s, want %s", got, want)
-	}
+	})
+	checkString(t, "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c) AS x", "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.g FROM c) x")
 }

@@ -265,8 +265,9 @@
 //     ST_AREA) work on GeoJSON Point, LineString, Polygon and MultiPolygon
 //     on the WGS-84 ellipsoid (spatial.go: geodesic meters, areas through
 //     authalic latitudes; edges straight in longitude/latitude for
-//     containment and intersection). VectorDistance is in functions_vector.go, FullTextScore and
-//     ORDER BY RANK in fulltext.go, RRF in hybrid.go.
+//     containment and intersection). VectorDistance is in
+//     functions_vector.go, FullTextScore and ORDER BY RANK in fulltext.go,
+//     RRF in hybrid.go.
 //   - Parameters the query refers to but the request lacks are undefined.
 //     TOP, OFFSET and LIMIT given by a parameter must be non-negative
 //     integers (Bind fails otherwise). TOP and OFFSET/LIMIT may be combined:

@@ -332,7 +332,7 @@ func TestMaterializedPaging(t *testing.T) {
 
 func TestProjection(t *testing.T) {
 	src := docs(`{"id":"1","a":{"b":{"x":1}},"arr":[{"v":1},{"v":2}],"name":"n1","x y":5}`)
-	tests := []struct{ query, want string }{
+	checkQueries(t, src, []queryCase{
 		{"SELECT c.id, c.a.b.x FROM c", `{"id":"1","x":1}`},
 		{"SELECT c.missing FROM c", `{}`},
 		{"SELECT c.id, c.missing, c.name FROM c", `{"id":"1","name":"n1"}`},
@@ -349,12 +349,7 @@ func TestProjection(t *testing.T) {
 		{"SELECT c.id, x.v FROM c JOIN x IN c.arr WHERE x.v > 1", `{"id":"1","v":2}`},
 		{"SELECT * FROM c.missing", ``},
 		{"SELECT {id: c.id, vs: ARRAY(SELECT VALUE x.v FROM x IN c.arr)} AS o FROM c", `{"o":{"id":"1","vs":[1,2]}}`},
-	}
-	for _, tt := range tests {
-		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
-			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
-		}
-	}
+	})
 }
 
 func TestBadContinuation(t *testing.T) {
@@ -625,38 +620,28 @@ func TestMakeListAndSet(t *testing.T) {
 		`{"id":"5","g":"a","h":{"x":1}}`,
 		`{"id":"6","g":"c","h":{"x":1}}`,
 	)
-	tests := []struct{ query, want string }{
+	checkQueries(t, src, []queryCase{
 		{"SELECT VALUE MAKELIST(c.g) FROM c", `["a","b","a","a","c"]`},
 		{"SELECT VALUE MAKESET(c.g) FROM c", `["a","b","c"]`},
 		{"SELECT VALUE MakeSet(c.h) FROM c", `[1,2,{"x":1}]`},
 		{"SELECT MAKESET(c.h) AS hs FROM c WHERE c.g = 'a'", `{"hs":[1,2,{"x":1}]}`},
 		{"SELECT VALUE MAKELIST(c.g) FROM c WHERE c.h = 9", `[]`},
 		{"SELECT c.h, MAKELIST(c.id) AS ids FROM c WHERE IS_NUMBER(c.h) GROUP BY c.h", `{"h":1,"ids":["1","2"]} {"h":2,"ids":["3","4"]}`},
-	}
-	for _, tt := range tests {
-		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
-			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
-		}
-	}
+	})
 }
 
 // TestInSubquery: "x IN (SELECT …)" iterates the elements of the
 // subquery's array rows, "(SELECT …) x" the rows themselves.
 func TestInSubquery(t *testing.T) {
 	src := docs(`{"id":"1","arr":[1,2,3],"tags":[{"n":"a"},{"n":"b"}]}`)
-	tests := []struct{ query, want string }{
+	checkQueries(t, src, []queryCase{
 		{"SELECT VALUE t FROM c JOIN (SELECT VALUE x FROM x IN c.arr) t", "1 2 3"},
 		{"SELECT VALUE t FROM c JOIN t IN (SELECT VALUE x FROM x IN c.arr)", ""},
 		{"SELECT VALUE t FROM c JOIN t IN (SELECT VALUE ARRAY(SELECT VALUE x FROM x IN c.arr WHERE x > 1))", "2 3"},
 		{"SELECT VALUE t FROM c JOIN t IN (SELECT VALUE [x, x * 10] FROM x IN c.arr)", "1 10 2 20 3 30"},
 		{"SELECT VALUE n.t.n FROM c JOIN n IN (SELECT VALUE ARRAY(SELECT t FROM t IN c.tags WHERE t.n != 'a'))", `"b"`},
 		{"SELECT VALUE t FROM c JOIN t IN c.arr", "1 2 3"},
-	}
-	for _, tt := range tests {
-		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
-			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
-		}
-	}
+	})
 }
 
 // TestAggregateOrderBy: an ORDER BY in a query that aggregates without
@@ -681,22 +666,36 @@ func TestAggregateOrderBy(t *testing.T) {
 // subquery's first and last rows, undefined without one.
 func TestFirstLastSubquery(t *testing.T) {
 	src := docs(`{"id":"1","prices":[10,12,9,15]}`, `{"id":"2","prices":[]}`)
-	tests := []struct{ query, want string }{
+	checkQueries(t, src, []queryCase{
 		{"SELECT VALUE [FIRST(SELECT VALUE p FROM p IN c.prices), LAST(SELECT VALUE p FROM p IN c.prices)] FROM c WHERE c.id = '1'", "[10,15]"},
 		{"SELECT VALUE c.id FROM c WHERE LAST(SELECT VALUE p FROM p IN c.prices) > first(SELECT VALUE p FROM p IN c.prices)", `"1"`},
 		{"SELECT VALUE {f: FIRST(SELECT VALUE p FROM p IN c.prices)} FROM c WHERE c.id = '2'", "{}"},
 		{"SELECT VALUE LAST(SELECT VALUE p FROM p IN c.prices WHERE p < 12) FROM c WHERE c.id = '1'", "9"},
-	}
-	for _, tt := range tests {
-		if got := strings.Join(runQuery(t, tt.query, src), " "); got != tt.want {
-			t.Errorf("%s: got %s, want %s", tt.query, got, tt.want)
+	})
+	checkString(t, "SELECT VALUE LAST(SELECT VALUE p FROM p IN c.prices) FROM c", "SELECT VALUE LAST(SELECT VALUE p FROM p IN c.prices) FROM c")
+}
+
+// queryCase is a query and its rows, as JSON joined by spaces.
+type queryCase struct{ query, want string }
+
+// checkQueries runs each case's query over src and compares its rows.
+func checkQueries(t *testing.T, src Source, cases []queryCase) {
+	t.Helper()
+	for _, tc := range cases {
+		if got := strings.Join(runQuery(t, tc.query, src), " "); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.query, got, tc.want)
 		}
 	}
-	q, err := Parse("SELECT VALUE LAST(SELECT VALUE p FROM p IN c.prices) FROM c")
+}
+
+// checkString checks the canonical form of a query that parses.
+func checkString(t *testing.T, text, want string) {
+	t.Helper()
+	q, err := Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := q.String(); got != "SELECT VALUE LAST(SELECT VALUE p FROM p IN c.prices) FROM c" {
-		t.Errorf("String: %s", got)
+	if got := q.String(); got != want {
+		t.Errorf("String of %s: got %s, want %s", text, got, want)
 	}
 }
