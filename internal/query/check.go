@@ -373,7 +373,7 @@ func (c *checker) checkCall(x *CallExpr, m exprMode) {
 	}
 	x.fn = fn
 	arityOK := true
-	if n := len(x.Args); n < fn.minArgs || (fn.maxArgs >= 0 && n > fn.maxArgs) {
+	if n := len(x.Args); !fn.takes(n) {
 		c.error(x.At, "the "+strings.ToUpper(x.Name)+" function requires "+fn.arity()+", found "+strconv.Itoa(n))
 		arityOK = false
 	}

@@ -18,6 +18,7 @@ func TestCheckErrors(t *testing.T) {
 		{"range of arguments", "SELECT VALUE CONTAINS('a') FROM c", 14, "the CONTAINS function requires between 2 and 3 arguments, found 1"},
 		{"variadic minimum", "SELECT VALUE CONCAT('a') FROM c", 14, "the CONCAT function requires at least 2 arguments, found 1"},
 		{"zero-argument function", "SELECT VALUE PI(1)", 14, "the PI function requires 0 arguments, found 1"},
+		{"a count between two forms", "SELECT VALUE NOW('ss')", 14, "the NOW function requires 0 or 2 arguments, found 1"},
 		{"unresolved identifier", "SELECT VALUE x.a FROM c", 14, "identifier 'x' could not be resolved"},
 		{"container name not in scope after alias", "SELECT VALUE c.id FROM root r", 14, "identifier 'c' could not be resolved"},
 		{"in-alias hides container", "SELECT VALUE c.id FROM x IN c.arr", 14, "identifier 'c' could not be resolved"},

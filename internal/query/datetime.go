@@ -267,15 +267,14 @@ func registerDateFunctions() {
 	// NOW([part, n]) is the query's instant, moved by n parts, and
 	// AGO(part, n) the instant n parts before it (learn.microsoft.com/
 	// cosmos-db/query/now and ago).
+	// Its two forms are NOW() and NOW(part, n); one argument is refused
+	// as a wrong count.
 	register("NOW", 0, 2, func(c *evalCtx, _ *CallExpr, a []Value) Value {
-		switch len(a) {
-		case 0:
+		if len(a) == 0 {
 			return formatDateTime(c.env.now)
-		case 1:
-			return undefinedValue
 		}
 		return dateTimeAdd(a[0], a[1], c.env.now, false)
-	})
+	}).only = []int{0, 2}
 	register("AGO", 2, 2, func(c *evalCtx, _ *CallExpr, a []Value) Value {
 		return dateTimeAdd(a[0], a[1], c.env.now, true)
 	})

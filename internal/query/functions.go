@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -15,9 +16,13 @@ type builtin struct {
 	name    string // canonical spelling, used when printing
 	minArgs int
 	maxArgs int // -1: any number
-	agg     aggKind
-	call    func(c *evalCtx, x *CallExpr, a []Value) Value
-	prep    func(x *CallExpr) // optional: precompute from constant arguments
+	// only, when set, lists the argument counts taken within
+	// [minArgs, maxArgs], for a function whose forms skip one
+	// (NOW() and NOW(part, n)).
+	only []int
+	agg  aggKind
+	call func(c *evalCtx, x *CallExpr, a []Value) Value
+	prep func(x *CallExpr) // optional: precompute from constant arguments
 }
 
 func (b *builtin) prepare(x *CallExpr) {
@@ -35,6 +40,12 @@ func (b *builtin) arity() string {
 		return strconv.Itoa(n) + " arguments"
 	}
 	switch {
+	case b.only != nil:
+		counts := make([]string, len(b.only))
+		for i, n := range b.only {
+			counts[i] = strconv.Itoa(n)
+		}
+		return strings.Join(counts, " or ") + " arguments"
 	case b.maxArgs < 0:
 		return "at least " + plural(b.minArgs)
 	case b.minArgs == b.maxArgs:
@@ -49,6 +60,14 @@ func register(name string, min, max int, call func(c *evalCtx, x *CallExpr, a []
 	b := &builtin{name: name, minArgs: min, maxArgs: max, call: call}
 	builtins[strings.ToUpper(name)] = b
 	return b
+}
+
+// takes reports whether the function takes n arguments.
+func (b *builtin) takes(n int) bool {
+	if b.only != nil {
+		return slices.Contains(b.only, n)
+	}
+	return n >= b.minArgs && (b.maxArgs < 0 || n <= b.maxArgs)
 }
 
 // lookupBuiltin finds a system function; names are case-insensitive.
