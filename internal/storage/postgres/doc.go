@@ -80,7 +80,8 @@
 // at once and an iterator abandoned after one key fetched only a few rows.
 // Every page is a separate statement on the same transaction, so an
 // iterator never holds the connection between calls to Next, and Gets and
-// other Scans can be interleaved freely.
+// other Scans can be interleaved freely. Statements are prepared once per
+// connection and, by plan_cache_mode, planned once too (preferGenericPlans).
 //
 // # SQL subset
 //

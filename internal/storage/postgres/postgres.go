@@ -100,6 +100,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.AfterConnect = preferGenericPlans
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -110,6 +113,26 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, s.wrap(ctx, "open", err)
 	}
 	return s, nil
+}
+
+// preferGenericPlans makes a new connection plan each of the store's
+// statements once. They are prepared (pgx caches them per connection), but
+// PostgreSQL's default plan_cache_mode (auto) keeps planning a statement
+// with a bytea[] parameter (key = ANY($1)) afresh on every execution,
+// because a plan for the array it was given is estimated cheaper than the
+// generic one: measured with pg_stat_statements' track_planning, that was
+// 23–39 µs of the database's CPU for each of the lock, GetMany and delete
+// statements, about 90 µs of every upsert. Every statement the store sends
+// is a primary-key lookup or range, so the generic plan is the one a fresh
+// plan would choose. plan_cache_mode is PostgreSQL 12's; a database that
+// does not know it (YugabyteDB, on PostgreSQL 11) answers undefined_object
+// and keeps planning as it does, which is only slower.
+func preferGenericPlans(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
+	if isCode(err, "42704") { // undefined_object: unrecognized configuration parameter
+		return nil
+	}
+	return err
 }
 
 // Get implements storage.Store: one statement on a pooled connection, no

@@ -304,3 +304,22 @@ func BenchmarkStore(b *testing.B) {
 		return openStore(b, freshSchema(b), Options{})
 	})
 }
+
+// TestGenericPlans checks that the store's connections plan its statements
+// once (see preferGenericPlans), unless the URL chose a plan_cache_mode.
+func TestGenericPlans(t *testing.T) {
+	url := freshSchema(t)
+	for _, tc := range []struct{ url, want string }{
+		{url, "force_generic_plan"},
+		{withParams(t, url, map[string]string{"plan_cache_mode": "force_custom_plan"}), "force_custom_plan"},
+	} {
+		s := openStore(t, tc.url, Options{})
+		var mode string
+		if err := s.pool.QueryRow(context.Background(), "SHOW plan_cache_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != tc.want {
+			t.Errorf("plan_cache_mode %q, want %q", mode, tc.want)
+		}
+	}
+}
