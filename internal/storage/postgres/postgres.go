@@ -123,10 +123,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // generic one: measured with pg_stat_statements' track_planning, that was
 // 23–39 µs of the database's CPU for each of the lock, GetMany and delete
 // statements, about 90 µs of every upsert. Every statement the store sends
-// is a primary-key lookup or range, so the generic plan is the one a fresh
-// plan would choose. plan_cache_mode is PostgreSQL 12's; a database that
-// does not know it (YugabyteDB, on PostgreSQL 11) answers undefined_object
-// and keeps planning as it does, which is only slower.
+// is a primary-key lookup or range, so its generic plan is the index scan
+// a fresh plan would choose (but for sqlDeleteRangeAll, which the engine
+// never sends). plan_cache_mode is PostgreSQL 12's; a database that does
+// not know it (YugabyteDB releases on PostgreSQL 11) answers
+// undefined_object and keeps planning as it does, which is only slower.
 func preferGenericPlans(ctx context.Context, conn *pgx.Conn) error {
 	_, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
 	if isCode(err, "42704") { // undefined_object: unrecognized configuration parameter
