@@ -125,12 +125,15 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // statements, about 90 µs of every upsert. Every statement the store sends
 // is a primary-key lookup or range, so its generic plan is the index scan
 // a fresh plan would choose (but for sqlDeleteRangeAll, which the engine
-// never sends). plan_cache_mode is PostgreSQL 12's; a database that does
-// not know it (YugabyteDB releases on PostgreSQL 11) answers
-// undefined_object and keeps planning as it does, which is only slower.
+// never sends). plan_cache_mode is PostgreSQL 12's, so YugabyteDB
+// releases on PostgreSQL 11 answer undefined_object, and other databases of
+// the wire protocol may not know it or its value: a database that refuses
+// the SET keeps planning as it does, which is only slower, so only a
+// failure to reach it fails the connection.
 func preferGenericPlans(ctx context.Context, conn *pgx.Conn) error {
 	_, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
-	if isCode(err, "42704") { // undefined_object: unrecognized configuration parameter
+	var refused *pgconn.PgError
+	if errors.As(err, &refused) {
 		return nil
 	}
 	return err
