@@ -100,7 +100,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.StatementTimeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
 	}
-	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+	// The URL may choose a plan_cache_mode of its own, as a parameter or
+	// in options (-c plan_cache_mode=… or --plan_cache_mode=…).
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set &&
+		!strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "plan_cache_mode") {
 		cfg.AfterConnect = preferGenericPlans
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -312,6 +312,7 @@ func TestGenericPlans(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{url, "force_generic_plan"},
 		{withParams(t, url, map[string]string{"plan_cache_mode": "force_custom_plan"}), "force_custom_plan"},
+		{withParams(t, url, map[string]string{"options": "--plan_cache_mode=auto"}), "auto"},
 	} {
 		s := openStore(t, tc.url, Options{})
 		var mode string
