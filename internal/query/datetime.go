@@ -264,11 +264,10 @@ func registerDateFunctions() {
 		}
 		return dateTimeAdd(a[0], a[1], t, false)
 	})
-	// NOW([part, n]) is the query's instant, moved by n parts, and
-	// AGO(part, n) the instant n parts before it (learn.microsoft.com/
-	// cosmos-db/query/now and ago).
-	// Its two forms are NOW() and NOW(part, n); one argument is refused
-	// as a wrong count.
+	// NOW() is the query's instant and NOW(part, n) that instant moved by
+	// n parts, its only two forms (one argument is a wrong count); AGO(part,
+	// n) is the instant n parts before it (learn.microsoft.com/cosmos-db/
+	// query/now and ago).
 	register("NOW", 0, 2, func(c *evalCtx, _ *CallExpr, a []Value) Value {
 		if len(a) == 0 {
 			return formatDateTime(c.env.now)

@@ -67,14 +67,9 @@ var heapTuner struct {
 	running bool
 }
 
-// manualHeap is how much of the Go heap s holds as Pebble's manual
-// memory: its memtables and block cache.
-func (s *Store) manualHeap() uint64 {
-	manual, _ := s.manualMemory()
-	return manual
-}
-
-// manualMemory is manualHeap, and how much of it is memtables.
+// manualMemory is how much of the Go heap s holds as Pebble's manual
+// memory (its memtables and block cache), and how much of that is
+// memtables.
 func (s *Store) manualMemory() (manual, memtables uint64) {
 	m := s.db.Metrics()
 	return uint64(m.BlockCache.Size) + m.MemTable.Size, m.MemTable.Size

@@ -84,7 +84,7 @@ func TestHeapTuner(t *testing.T) {
 	if releaseMark(s) == 0 {
 		t.Error("the heap's free pages were never returned to the system while the memtables grew")
 	}
-	manual := s.manualHeap()
+	manual, _ := s.manualMemory()
 	live, goal := liveHeap(), runtimeMetric("/gc/heap/goal:bytes", 0)
 	t.Logf("GOGC %d → %d; live heap %d MB, of it Pebble's %d MB; goal %d MB", base, gogc(), live>>20, manual>>20, goal>>20)
 	if manual < 16<<20 {

@@ -309,11 +309,11 @@ func (s *Store) applyLocked(b *pebble.Batch, fn func(storage.Writer) error) (app
 	}
 	if s.inMemory {
 		err = s.db.Apply(b, pebble.NoSync)
-	} else if err = s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-		err = fmt.Errorf("storage: apply: %w", err)
+	} else {
+		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
 	}
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("storage: apply: %w", err)
 	}
 	s.written.Add(uint64(b.Len()))
 	return true, nil
