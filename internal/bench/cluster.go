@@ -180,9 +180,9 @@ func RunCluster(ctx context.Context, opts ClusterOptions) (ClusterReport, error)
 		return rep, err
 	}
 	// The same node again, each upsert followed by the baseline's write
-	// of it: Ebb's own work plus the least a database write costs, which
-	// is the most any design that keeps an item's write to PostgreSQL
-	// could reach on this machine.
+	// of it: Ebb's own work plus the least a database write costs, the
+	// most any design that writes its items to PostgreSQL could reach
+	// on this machine.
 	memUpsert := targets[len(targets)-1].upsert
 	targets = append(targets, &clusterTarget{
 		res:   ClusterResult{Storage: inMemoryPlusBaseline, Nodes: 1, Partitions: opts.Partitions},
