@@ -67,6 +67,16 @@
 // which leaves it only other processes to conflict with. On one node an
 // Update therefore needs at most sharedAttempts+1 attempts.
 //
+// A process's UpdateLocked transactions of one domain queue in the
+// process (turns) before they take a connection, at most two at a time
+// going on to the database: the lock's holder and the next, which waits
+// at the row lock so that it passes on at commit without a round trip.
+// The rest of a hot partition's writers therefore hold no connection and
+// cost the database nothing while they wait; the queue's wait is bounded
+// by the statement timeout, as the row lock's is, and fails the same way
+// (storage.ErrUnavailable). Other processes' transactions meet them at
+// the row lock.
+//
 // Round trips are kept low by sending statements lazily and pipelined
 // (pgx.Batch): BEGIN goes out with the transaction's first statement,
 // Set/Delete/DeleteRange are buffered in memory, and the buffer is sent in

@@ -56,6 +56,10 @@ type Store struct {
 	// gate is held shared by every Update attempt, and exclusively by an
 	// attempt after sharedAttempts conflicts. See the package doc.
 	gate sync.RWMutex
+	// turns queues this process's transactions of each lock domain, for
+	// at most turnLimit (the statement timeout) each.
+	turns     turns
+	turnLimit time.Duration
 	// updates counts calls of Update; retries, the attempts they made
 	// again after a conflict.
 	updates, retries atomic.Uint64
@@ -110,7 +114,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, turnLimit: opts.StatementTimeout}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, s.wrap(ctx, "open", err)
@@ -214,6 +218,13 @@ func (s *Store) update(ctx context.Context, locks [][]byte, fn func(storage.Writ
 		return err
 	}
 	s.updates.Add(1)
+	if len(locks) > 0 {
+		release, err := s.turns.take(ctx, locks, s.turnLimit)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	for attempt := 1; ; attempt++ {
 		err := s.updateOnce(ctx, locks, fn, attempt > sharedAttempts)
 		if err == nil || !retryable(err) {

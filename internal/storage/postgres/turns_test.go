@@ -1,0 +1,204 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ebbdb/ebb/internal/clock"
+	"github.com/ebbdb/ebb/internal/storage"
+)
+
+// TestTurns checks the queue on its own: turnDepth transactions of a
+// domain at once, the next when one gives its turn back, other domains
+// unaffected, waits that end with the caller's context or the limit, and
+// no entry left once nobody holds or awaits a domain.
+func TestTurns(t *testing.T) {
+	ctx := context.Background()
+	var ts turns
+	hot, other := [][]byte{[]byte("a")}, [][]byte{[]byte("b")}
+	var releases []func()
+	for range turnDepth {
+		release, err := ts.take(ctx, hot, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	// Another domain, and several at once including a full one, in order.
+	releaseOther, err := ts.take(ctx, other, 0)
+	if err != nil {
+		t.Fatalf("another domain: %v", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := ts.take(short, [][]byte{[]byte("a"), []byte("c")}, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a full domain, the caller's deadline passed: %v", err)
+	}
+	if _, err := ts.take(ctx, [][]byte{[]byte("0"), []byte("a")}, 50*time.Millisecond); !errors.Is(err, storage.ErrUnavailable) {
+		t.Fatalf("a full domain, the limit passed: %v, want ErrUnavailable", err)
+	}
+	if d := ts.domains["0"]; d != nil {
+		t.Fatalf("a domain taken by a wait that failed is still held: %+v", d)
+	}
+
+	// A waiter gets its turn when one is given back.
+	got := make(chan error, 1)
+	go func() {
+		release, err := ts.take(ctx, hot, 0)
+		if err == nil {
+			release()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("took a turn in a full domain: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	releases[0]()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	for _, release := range releases[1:] {
+		release()
+	}
+	releaseOther()
+	if len(ts.domains) != 0 {
+		t.Fatalf("entries left with nobody holding or awaiting them: %v", ts.domains)
+	}
+}
+
+// TestHotDomainLeavesThePool writes to one lock domain from more
+// goroutines than the pool has connections while one of them holds the
+// lock: the others wait without taking the pool, so a read of other data
+// still gets a connection, and every write lands once the lock is free.
+func TestHotDomainLeavesThePool(t *testing.T) {
+	const conns, writers = 3, 6
+	s := openStore(t, freshSchema(t), Options{MaxConns: conns, StatementTimeout: 30 * time.Second})
+	ctx := context.Background()
+	lock := [][]byte{[]byte("lock/hot")}
+	seedLock(t, s, lock[0])
+	holding, free := make(chan struct{}), make(chan struct{})
+	// Given back however the test ends, so that a failure does not leave
+	// the store's Close waiting for the holder's connection.
+	letGo := sync.OnceFunc(func() { close(free) })
+	defer letGo()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+1)
+	wg.Go(func() {
+		errs <- s.UpdateLocked(ctx, lock, func(w storage.Writer) error {
+			if _, err := w.Get([]byte("k/held")); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			close(holding)
+			<-free
+			return w.Set([]byte("k/held"), []byte("v"))
+		})
+	})
+	<-holding
+	for i := range writers {
+		wg.Go(func() {
+			errs <- s.UpdateLocked(ctx, lock, func(w storage.Writer) error {
+				return w.Set(fmt.Appendf(nil, "k/%d", i), []byte("v"))
+			})
+		})
+	}
+	// Wait until every writer holds or awaits a turn.
+	waited := clock.NewSystem()
+	for {
+		s.turns.mu.Lock()
+		users := s.turns.domains["lock/hot"].users
+		s.turns.mu.Unlock()
+		if users == writers+1 {
+			break
+		}
+		if waited.Elapsed() > 10*time.Second {
+			t.Fatalf("%d of %d writers reached the queue", users, writers+1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	readCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := s.Get(readCtx, []byte("elsewhere")); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("a read while writers queue on one lock: %v, want ErrNotFound", err)
+	}
+	if n := s.pool.Stat().AcquiredConns(); n > turnDepth {
+		t.Errorf("the hot domain's writers hold %d connections, want at most %d", n, turnDepth)
+	}
+
+	letGo()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range writers {
+		if _, err := s.Get(ctx, fmt.Appendf(nil, "k/%d", i)); err != nil {
+			t.Errorf("writer %d's key: %v", i, err)
+		}
+	}
+	if len(s.turns.domains) != 0 {
+		t.Errorf("entries left after every writer finished: %v", s.turns.domains)
+	}
+}
+
+// TestHotDomainWaitIsBounded checks that writers queued behind a lock
+// that is not given back fail after the statement timeout, whether they
+// wait at the database's row lock or in the process's queue, as storage
+// being unavailable for now (a 503 the SDKs retry).
+func TestHotDomainWaitIsBounded(t *testing.T) {
+	const waiters = turnDepth + 1 // one at the row lock, the rest in the queue
+	s := openStore(t, freshSchema(t), Options{StatementTimeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	lock := [][]byte{[]byte("lock/stuck")}
+	seedLock(t, s, lock[0])
+	holding, free := make(chan struct{}), make(chan struct{})
+	letGo := sync.OnceFunc(func() { close(free) })
+	defer letGo()
+	held := make(chan error, 1)
+	go func() {
+		held <- s.UpdateLocked(ctx, lock, func(w storage.Writer) error {
+			if _, err := w.Get([]byte("k")); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			close(holding)
+			<-free
+			return nil
+		})
+	}()
+	<-holding
+	errs := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			errs <- s.UpdateLocked(ctx, lock, func(w storage.Writer) error {
+				return w.Set([]byte("k"), []byte("v"))
+			})
+		}()
+	}
+	for range waiters {
+		if err := <-errs; !errors.Is(err, storage.ErrUnavailable) {
+			t.Errorf("a writer behind a lock held past the statement timeout: %v, want ErrUnavailable", err)
+		}
+	}
+	letGo()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// seedLock writes the row of lock, as the engine writes a partition's
+// state before any write in the partition: SELECT … FOR UPDATE locks
+// only rows that exist.
+func seedLock(t *testing.T, s *Store, lock []byte) {
+	t.Helper()
+	if err := s.Update(context.Background(), func(w storage.Writer) error { return w.Set(lock, []byte("state")) }); err != nil {
+		t.Fatal(err)
+	}
+}
