@@ -53,14 +53,20 @@ func (ts *turns) take(ctx context.Context, locks [][]byte, limit time.Duration) 
 		}
 		ts.leave(locks[:len(held)], held)
 	}
-	var expired <-chan time.Time
-	if limit > 0 {
-		timer := time.NewTimer(limit)
-		defer timer.Stop()
-		expired = timer.C
-	}
+	var expired <-chan time.Time // set at the first wait: most writes wait for nothing
 	for i, lock := range locks {
 		d := ts.join(lock)
+		select {
+		case d.token <- struct{}{}:
+			held = append(held, d)
+			continue
+		default:
+		}
+		if expired == nil && limit > 0 {
+			timer := time.NewTimer(limit)
+			defer timer.Stop()
+			expired = timer.C
+		}
 		select {
 		case d.token <- struct{}{}:
 			held = append(held, d)
