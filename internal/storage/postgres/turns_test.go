@@ -81,25 +81,9 @@ func TestHotDomainLeavesThePool(t *testing.T) {
 	s := openStore(t, freshSchema(t), Options{MaxConns: conns, StatementTimeout: 30 * time.Second})
 	ctx := context.Background()
 	lock := [][]byte{[]byte("lock/hot")}
-	seedLock(t, s, lock[0])
-	holding, free := make(chan struct{}), make(chan struct{})
-	// Given back however the test ends, so that a failure does not leave
-	// the store's Close waiting for the holder's connection.
-	letGo := sync.OnceFunc(func() { close(free) })
-	defer letGo()
+	letGo := holdLock(t, s, lock)
 	var wg sync.WaitGroup
-	errs := make(chan error, writers+1)
-	wg.Go(func() {
-		errs <- s.UpdateLocked(ctx, lock, func(w storage.Writer) error {
-			if _, err := w.Get([]byte("k/held")); err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return err
-			}
-			close(holding)
-			<-free
-			return w.Set([]byte("k/held"), []byte("v"))
-		})
-	})
-	<-holding
+	errs := make(chan error, writers)
 	for i := range writers {
 		wg.Go(func() {
 			errs <- s.UpdateLocked(ctx, lock, func(w storage.Writer) error {
@@ -131,7 +115,9 @@ func TestHotDomainLeavesThePool(t *testing.T) {
 		t.Errorf("the hot domain's writers hold %d connections, want at most %d", n, turnDepth)
 	}
 
-	letGo()
+	if err := letGo(); err != nil {
+		t.Fatal(err)
+	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -158,22 +144,7 @@ func TestHotDomainWaitIsBounded(t *testing.T) {
 	s := openStore(t, freshSchema(t), Options{StatementTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
 	lock := [][]byte{[]byte("lock/stuck")}
-	seedLock(t, s, lock[0])
-	holding, free := make(chan struct{}), make(chan struct{})
-	letGo := sync.OnceFunc(func() { close(free) })
-	defer letGo()
-	held := make(chan error, 1)
-	go func() {
-		held <- s.UpdateLocked(ctx, lock, func(w storage.Writer) error {
-			if _, err := w.Get([]byte("k")); err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return err
-			}
-			close(holding)
-			<-free
-			return nil
-		})
-	}()
-	<-holding
+	letGo := holdLock(t, s, lock)
 	errs := make(chan error, waiters)
 	for range waiters {
 		go func() {
@@ -187,18 +158,44 @@ func TestHotDomainWaitIsBounded(t *testing.T) {
 			t.Errorf("a writer behind a lock held past the statement timeout: %v, want ErrUnavailable", err)
 		}
 	}
-	letGo()
-	if err := <-held; err != nil {
+	if err := letGo(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// seedLock writes the row of lock, as the engine writes a partition's
-// state before any write in the partition: SELECT … FOR UPDATE locks
-// only rows that exist.
-func seedLock(t *testing.T, s *Store, lock []byte) {
+// holdLock starts a transaction in the domain of lock that has taken the
+// lock when holdLock returns and keeps it until letGo is called; letGo
+// returns the transaction's error. The lock's row is written first, as
+// the engine writes a partition's state before any write in it: SELECT …
+// FOR UPDATE locks only rows that exist. However the test ends, the
+// transaction is let go before the store closes, which would otherwise
+// wait for its connection.
+func holdLock(t *testing.T, s *Store, lock [][]byte) (letGo func() error) {
 	t.Helper()
-	if err := s.Update(context.Background(), func(w storage.Writer) error { return w.Set(lock, []byte("state")) }); err != nil {
+	ctx := context.Background()
+	if err := s.Update(ctx, func(w storage.Writer) error { return w.Set(lock[0], []byte("state")) }); err != nil {
 		t.Fatal(err)
 	}
+	holding, free, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- s.UpdateLocked(ctx, lock, func(w storage.Writer) error {
+			if _, err := w.Get(lock[0]); err != nil {
+				return err
+			}
+			close(holding)
+			<-free
+			return nil
+		})
+	}()
+	select {
+	case <-holding:
+	case err := <-done:
+		t.Fatalf("taking the lock: %v", err)
+	}
+	letGo = sync.OnceValue(func() error {
+		close(free)
+		return <-done
+	})
+	t.Cleanup(func() { letGo() })
+	return letGo
 }
