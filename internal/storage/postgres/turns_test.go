@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -54,10 +55,11 @@ func TestTurns(t *testing.T) {
 		}
 		got <- err
 	}()
+	awaitUsers(t, &ts, "a", turnDepth+1)
 	select {
 	case err := <-got:
 		t.Fatalf("took a turn in a full domain: %v", err)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 	releases[0]()
 	if err := <-got; err != nil {
@@ -91,20 +93,7 @@ func TestHotDomainLeavesThePool(t *testing.T) {
 			})
 		})
 	}
-	// Wait until every writer holds or awaits a turn.
-	waited := clock.NewSystem()
-	for {
-		s.turns.mu.Lock()
-		users := s.turns.domains["lock/hot"].users
-		s.turns.mu.Unlock()
-		if users == writers+1 {
-			break
-		}
-		if waited.Elapsed() > 10*time.Second {
-			t.Fatalf("%d of %d writers reached the queue", users, writers+1)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitUsers(t, &s.turns, "lock/hot", writers+1)
 
 	readCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -198,4 +187,24 @@ func holdLock(t *testing.T, s *Store, lock [][]byte) (letGo func() error) {
 	})
 	t.Cleanup(func() { letGo() })
 	return letGo
+}
+
+// awaitUsers polls until n transactions hold or await a turn in the
+// domain of lock.
+func awaitUsers(t *testing.T, ts *turns, lock string, n int) {
+	t.Helper()
+	for waited := clock.NewSystem(); ; runtime.Gosched() {
+		ts.mu.Lock()
+		users := 0
+		if d := ts.domains[lock]; d != nil {
+			users = d.users
+		}
+		ts.mu.Unlock()
+		if users == n {
+			return
+		}
+		if waited.Elapsed() > 10*time.Second {
+			t.Fatalf("%d of %d transactions reached the queue of %s", users, n, lock)
+		}
+	}
 }
