@@ -475,6 +475,9 @@ func (e *Engine) updateItem(ctx context.Context, c *container, key []byte, fn fu
 	var ahead [][]byte // read ahead only where a read is a round trip
 	if e.shared {
 		ahead = [][]byte{key}
+		// One item's operation reads and writes a few keys: the shared
+		// store may run it with other partitions' (storage.Brief).
+		ctx = storage.Brief(ctx)
 	}
 	return e.updateItemsAt(ctx, c, p, e.now(), ahead, fn)
 }

@@ -60,9 +60,14 @@ type Store struct {
 	// at most turnLimit (the statement timeout) each.
 	turns     turns
 	turnLimit time.Duration
+	// grouper runs UpdateLocked transactions in groups (group.go).
+	grouper grouper
 	// updates counts calls of Update; retries, the attempts they made
 	// again after a conflict.
 	updates, retries atomic.Uint64
+	// grouped counts transactions that ran in a group of several, and
+	// regrouped those that ran again alone because their group failed.
+	grouped, regrouped atomic.Uint64
 }
 
 // Stats are a store's counts since it opened.
@@ -115,6 +120,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
 	s := &Store{pool: pool, turnLimit: opts.StatementTimeout}
+	s.grouper.slots = make(chan struct{}, groupsInFlight)
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, s.wrap(ctx, "open", err)
@@ -224,6 +230,11 @@ func (s *Store) update(ctx context.Context, locks [][]byte, fn func(storage.Writ
 			return err
 		}
 		defer release()
+		if storage.IsBrief(ctx) {
+			if done, err := s.updateGrouped(ctx, locks, fn); done {
+				return err
+			}
+		}
 	}
 	for attempt := 1; ; attempt++ {
 		err := s.updateOnce(ctx, locks, fn, attempt > sharedAttempts)

@@ -43,6 +43,18 @@ func TestStore(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		return openStore(t, freshSchema(t), Options{})
 	})
+	// Every locked transaction brief, so that those of different
+	// domains run in groups.
+	t.Run("Brief", func(t *testing.T) {
+		storagetest.Run(t, func(t *testing.T) storage.Store {
+			return storagetest.Briefly(openStore(t, freshSchema(t), Options{}))
+		})
+	})
+	t.Run("BriefReplaying", func(t *testing.T) {
+		storagetest.Run(t, func(t *testing.T) storage.Store {
+			return storagetest.Replaying(storagetest.Briefly(openStore(t, freshSchema(t), Options{})))
+		})
+	})
 }
 
 // TestConcurrentOpen starts several stores on an empty schema at once:

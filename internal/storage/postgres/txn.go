@@ -75,6 +75,10 @@ type txn struct {
 	locked      map[string]*lockedKey
 	lockPending bool
 	touchLocks  bool // write back, as they are, the locks fn did not write
+
+	// member is set when the transaction runs in a group (group.go),
+	// which sends its statements on the group's connection.
+	member *member
 }
 
 // lockedKey is what the lock statement read of one lock: its value
@@ -271,157 +275,201 @@ func (t *txn) usable() error {
 }
 
 // roundTrip sends, in one pipelined batch, BEGIN if the transaction has not
-// begun, the buffered writes, and query; read consumes query's rows.
+// begun, the buffered writes, and query; read consumes query's rows. A
+// member of a group hands them to the group instead, which sends them
+// with the other members' (group.go).
 func (t *txn) roundTrip(query string, args []any, read func(pgx.Rows) error) error {
 	if err := t.usable(); err != nil {
 		return err
 	}
-	if err := t.send(query, args, read); err != nil {
+	stmts := t.takeWrites(nil)
+	stmts = append(stmts, stmt{sql: query, args: args, read: read})
+	var err error
+	if t.member != nil {
+		err = t.member.step(stmts)
+	} else {
+		err = t.send(stmts)
+	}
+	if err != nil {
 		t.err = t.s.wrap(t.ctx, opName(query), err)
 		return t.err
 	}
 	return nil
 }
 
-func (t *txn) send(query string, args []any, read func(pgx.Rows) error) (err error) {
+// stmt is one statement of a pipelined batch and what to do with its
+// result: read its rows, or, with no read, only check that it succeeded.
+type stmt struct {
+	sql  string
+	args []any
+	read func(pgx.Rows) error
+}
+
+// send sends stmts on the transaction's own connection, behind BEGIN and
+// the lock statement while they are still to be sent.
+func (t *txn) send(stmts []stmt) (err error) {
 	if t.conn == nil {
 		if t.conn, err = t.s.pool.Acquire(t.ctx); err != nil {
 			return err
 		}
 	}
-	var b pgx.Batch
+	var head []stmt
 	if !t.begun {
-		b.Queue(t.begin)
+		head = append(head, stmt{sql: t.begin})
 		// From here on the server may hold a transaction open for this
 		// connection, whatever the outcome of the batch.
 		t.begun = true
 	}
-	lockAt := -1
 	if t.lockPending {
 		// Ahead of the writes and the query, which then run holding it
 		// and, at READ COMMITTED, read what the last holder committed.
-		lockAt = b.Len()
-		b.Queue(sqlLock, t.locks)
+		head = append(head, lockStmt(t.locks, func(read map[string][]byte) { t.applyLock(read) }))
 		t.lockPending = false
 	}
-	t.queueWrites(&b)
-	b.Queue(query, args...)
+	return runBatch(t.ctx, t.conn, append(head, stmts...))
+}
 
-	br := t.conn.SendBatch(t.ctx, &b)
+// runBatch sends stmts in one pipelined batch on conn and hands each its
+// result, in order, up to the first that failed.
+func runBatch(ctx context.Context, conn *pgxpool.Conn, stmts []stmt) (err error) {
+	var b pgx.Batch
+	for _, st := range stmts {
+		b.Queue(st.sql, st.args...)
+	}
+	br := conn.SendBatch(ctx, &b)
 	defer func() {
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
 	}()
-	for i := range b.Len() - 1 {
-		if i == lockAt {
-			if err := t.readLock(br); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := br.Exec(); err != nil {
+	for _, st := range stmts {
+		if err := st.result(br); err != nil {
 			return err
 		}
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if err := read(rows); err != nil {
-		return err
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if query == sqlCommit && rows.CommandTag().String() != "COMMIT" {
-		// The server rolled back instead (the transaction had failed).
-		return errors.New("commit was rolled back")
 	}
 	return nil
 }
 
-// readLock reads the rows the lock statement locked.
-func (t *txn) readLock(br pgx.BatchResults) error {
+func (st stmt) result(br pgx.BatchResults) error {
+	if st.read == nil {
+		tag, err := br.Exec()
+		if err == nil && st.sql == sqlCommit && tag.String() != "COMMIT" {
+			// The server rolled back instead (the transaction had failed).
+			return errors.New("commit was rolled back")
+		}
+		return err
+	}
 	rows, err := br.Query()
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	read := map[string]*lockedKey{}
-	for rows.Next() {
-		var key, value []byte
-		if err := rows.Scan(&key, &value); err != nil {
-			return err
-		}
-		read[string(key)] = &lockedKey{value: nonNil(value), found: true}
-	}
-	if err := rows.Err(); err != nil {
+	if err := st.read(rows); err != nil {
 		return err
 	}
+	rows.Close()
+	return rows.Err()
+}
+
+// lockStmt is the lock statement for locks, sorted; got receives what it
+// read of them, by key.
+func lockStmt(locks [][]byte, got func(read map[string][]byte)) stmt {
+	return stmt{sql: sqlLock, args: []any{locks}, read: func(rows pgx.Rows) error {
+		read := make(map[string][]byte, len(locks))
+		for rows.Next() {
+			var key, value []byte
+			if err := rows.Scan(&key, &value); err != nil {
+				return err
+			}
+			read[string(key)] = nonNil(value)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		got(read)
+		return nil
+	}}
+}
+
+// applyLock takes in what the lock statement read of the transaction's
+// locks.
+func (t *txn) applyLock(read map[string][]byte) {
 	for _, l := range t.locks {
 		lk := t.lockedKey(l)
-		if r := read[string(l)]; r != nil {
-			lk.value, lk.found = r.value, true
+		if v, ok := read[string(l)]; ok {
+			lk.value, lk.found = v, true
 		}
 		// A write of a lock queued before this round trip is applied
 		// after the lock statement read it.
 		lk.current = !lk.written
 	}
-	return nil
 }
 
-// queueWrites moves the buffered writes into b. Keys are sent sorted, so
-// concurrent transactions lock rows in the same order and deadlock less.
-func (t *txn) queueWrites(b *pgx.Batch) {
-	for _, r := range t.ranges {
+// takeWrites appends the buffered writes to stmts and empties the
+// buffer. Keys are sent sorted, so concurrent transactions lock rows in
+// the same order and deadlock less.
+func (t *txn) takeWrites(stmts []stmt) []stmt {
+	w := writeSet{sets: t.sets, dels: t.dels, ranges: t.ranges}
+	if t.touchLocks {
+		for _, l := range t.locks {
+			if !t.lockedKey(l).written {
+				w.touch = append(w.touch, l)
+			}
+		}
+		t.touchLocks = false
+	}
+	t.sets, t.dels, t.ranges = nil, nil, nil
+	return w.stmts(stmts)
+}
+
+// writeSet is writes to send: one transaction's, or a group's together.
+type writeSet struct {
+	sets   map[string][]byte
+	dels   map[string]struct{}
+	ranges []span
+	touch  [][]byte // locks to write back as they are
+}
+
+// stmts appends the statements of w to stmts: range deletes, point
+// deletes, sets, then the write-back of locks.
+func (w writeSet) stmts(stmts []stmt) []stmt {
+	for _, r := range w.ranges {
 		if r.end == nil {
-			b.Queue(sqlDeleteRangeAll, r.start)
+			stmts = append(stmts, stmt{sql: sqlDeleteRangeAll, args: []any{r.start}})
 		} else {
-			b.Queue(sqlDeleteRange, r.start, r.end)
+			stmts = append(stmts, stmt{sql: sqlDeleteRange, args: []any{r.start, r.end}})
 		}
 	}
-	if len(t.dels) > 0 {
-		keys := make([][]byte, 0, len(t.dels))
-		for k := range t.dels {
+	if len(w.dels) > 0 {
+		keys := make([][]byte, 0, len(w.dels))
+		for k := range w.dels {
 			keys = append(keys, []byte(k))
 		}
 		slices.SortFunc(keys, bytes.Compare)
-		b.Queue(sqlDeleteMany, keys)
+		stmts = append(stmts, stmt{sql: sqlDeleteMany, args: []any{keys}})
 	}
-	switch len(t.sets) {
+	switch len(w.sets) {
 	case 0:
 	case 1:
-		for k, v := range t.sets {
-			b.Queue(sqlUpsertOne, []byte(k), v)
+		for k, v := range w.sets {
+			stmts = append(stmts, stmt{sql: sqlUpsertOne, args: []any{[]byte(k), v}})
 		}
 	default:
-		keys := make([][]byte, 0, len(t.sets))
-		for k := range t.sets {
+		keys := make([][]byte, 0, len(w.sets))
+		for k := range w.sets {
 			keys = append(keys, []byte(k))
 		}
 		slices.SortFunc(keys, bytes.Compare)
 		values := make([][]byte, len(keys))
 		for i, k := range keys {
-			values[i] = t.sets[string(k)]
+			values[i] = w.sets[string(k)]
 		}
-		b.Queue(sqlUpsertMany, keys, values)
+		stmts = append(stmts, stmt{sql: sqlUpsertMany, args: []any{keys, values}})
 	}
-	if t.touchLocks {
-		var touch [][]byte
-		for _, l := range t.locks {
-			if !t.lockedKey(l).written {
-				touch = append(touch, l)
-			}
-		}
-		if len(touch) > 0 {
-			b.Queue(sqlTouch, touch)
-		}
-		t.touchLocks = false
+	if len(w.touch) > 0 {
+		stmts = append(stmts, stmt{sql: sqlTouch, args: []any{w.touch}})
 	}
-	t.sets, t.dels, t.ranges = nil, nil, nil
+	return stmts
 }
 
 // commit ends a transaction whose fn succeeded: nothing at all if nothing
@@ -440,7 +488,7 @@ func (t *txn) commit() error {
 		// keys of the domain.
 		t.touchLocks = true
 	}
-	return t.roundTrip(sqlCommit, nil, func(rows pgx.Rows) error { return nil })
+	return t.roundTrip(sqlCommit, nil, nil)
 }
 
 // result is what View or Update returns once fn (and commit) are done:
