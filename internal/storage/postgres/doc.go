@@ -79,15 +79,16 @@
 //
 // A process's brief UpdateLocked transactions (storage.Brief: the
 // engine's point writes) of different domains run in groups: while the
-// process has groupsInFlight groups sending, the transactions that
-// arrive join one group, which then runs as one READ COMMITTED
-// transaction, with one lock statement for all their locks, their reads
-// in shared round trips and their writes in one statement of each kind
-// before one COMMIT. Their domains are disjoint, so this is running them
-// side by side; a member that fails leaves nothing, and a group that
-// fails runs its members again alone (group.go). Groups pay BEGIN, the
-// lock statement, the writes' statements, COMMIT and its WAL flush once
-// for several writes, where most of a write's cost in the database was.
+// process has as many groups sending as it has slots for (half its pool,
+// at least two), the transactions that arrive join one group, which then
+// runs as one READ COMMITTED transaction, with one lock statement for all
+// their locks, their reads in shared round trips and their writes in one
+// statement of each kind before one COMMIT. Their domains are disjoint,
+// so this is running them side by side; a member that fails leaves
+// nothing, and a group that fails runs its members again alone
+// (group.go). Groups pay BEGIN, the lock statement, the writes'
+// statements, COMMIT and its WAL flush once for several writes, where
+// most of a write's cost in the database was.
 //
 // Round trips are kept low by sending statements lazily and pipelined
 // (pgx.Batch): BEGIN goes out with the transaction's first statement,

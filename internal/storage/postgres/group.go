@@ -46,22 +46,28 @@ import (
 // transaction alone does; and no connection to be had, which each
 // member alone would wait for as long again.
 //
-// Groups form while the process's groups in flight are at groupsInFlight:
-// a transaction joins the group forming, or starts one, which leaves as
-// soon as one in flight ends. With the database idle a transaction is a
-// group of one and waits for nothing.
+// Groups form while all of the process's slots for groups in flight
+// (groupSlots) are taken: a transaction joins the group forming, or
+// starts one, which leaves as soon as one in flight ends. With the
+// database idle a transaction is a group of one and waits for nothing.
 type grouper struct {
 	mu      sync.Mutex
 	forming *group        // the group taking members, if any
 	slots   chan struct{} // a group holds one from its launch to its end
 }
 
-// groupsInFlight is how many groups of a process send at once. Two, so
-// that one group's members compute between its round trips while the
-// other's are on the wire, and the two turns of a hot domain (turnDepth)
-// run as they did before groups: one holding the row lock, the next
-// waiting at it.
-const groupsInFlight = 2
+// groupSlots is how many groups of a process with a pool of maxConns
+// connections send at once: half the pool, so that the process's other
+// transactions keep the other half, and at least two, so that one
+// group's members compute between its round trips while the other's are
+// on the wire, and the two turns of a hot domain (turnDepth) run as they
+// did before groups: one holding the row lock, the next waiting at it.
+// A group's statements run one after the other in one database process,
+// so slots are also how many of the database's cores a process's point
+// writes can keep busy.
+func groupSlots(maxConns int32) int {
+	return max(turnDepth, int(maxConns)/2)
+}
 
 // maxGroupSize bounds a group's members, and so its statements.
 const maxGroupSize = 32

@@ -20,7 +20,7 @@ type groupWrite struct {
 	fn     func(w storage.Writer) error
 }
 
-// inOneGroup runs writes as the members of one group: both of the
+// inOneGroup runs writes as the members of one group: all of the
 // process's groups in flight are first held up by a member that waits,
 // so that writes all join the group forming behind them, which runs once
 // those members are let go. It returns each write's error.
@@ -29,7 +29,7 @@ func inOneGroup(t *testing.T, s *Store, writes []groupWrite) []error {
 	ctx := storage.Brief(context.Background())
 	free := make(chan struct{})
 	var holders sync.WaitGroup
-	for i := range groupsInFlight {
+	for i := range cap(s.grouper.slots) {
 		holders.Go(func() {
 			err := s.UpdateLocked(ctx, [][]byte{fmt.Appendf(nil, "lock/holder/%d", i)}, func(w storage.Writer) error {
 				<-free

@@ -120,7 +120,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
 	s := &Store{pool: pool, turnLimit: opts.StatementTimeout}
-	s.grouper.slots = make(chan struct{}, groupsInFlight)
+	s.grouper.slots = make(chan struct{}, groupSlots(cfg.MaxConns))
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, s.wrap(ctx, "open", err)
