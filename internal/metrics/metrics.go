@@ -106,19 +106,36 @@ func New() *Registry {
 	return r
 }
 
-// WatchSharedStore exports a shared store's counts of write transactions
-// and of the attempts they made again after a conflict, read from the
-// store when scraped. A rising share of retries means writes contend.
-func (r *Registry) WatchSharedStore(updates, retries func() uint64) {
+// SharedStoreCounts are a shared store's counts since it opened, as
+// WatchSharedStore exports them.
+type SharedStoreCounts struct {
+	// Updates are the write transactions asked of the store; Retries,
+	// the attempts made again after a conflict.
+	Updates, Retries uint64
+	// Grouped are the write transactions that ran in a database
+	// transaction with others (the PostgreSQL store's groups);
+	// Regrouped, those that ran again alone because their group failed.
+	Grouped, Regrouped uint64
+}
+
+// WatchSharedStore exports a shared store's counts, read from the store
+// when scraped. A rising share of retries means writes contend; a
+// rising share of regrouped writes, that groups fail (a partition locked
+// by another node for long, connections that break).
+func (r *Registry) WatchSharedStore(counts func() SharedStoreCounts) {
+	counter := func(name, help string, field func(SharedStoreCounts) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(field(counts())) })
+	}
 	r.reg.MustRegister(
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "ebb_storage_updates_total",
-			Help: "Write transactions asked of the shared store.",
-		}, func() float64 { return float64(updates()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "ebb_storage_update_retries_total",
-			Help: "Write transaction attempts on the shared store made again after a serialization failure or deadlock.",
-		}, func() float64 { return float64(retries()) }),
+		counter("ebb_storage_updates_total", "Write transactions asked of the shared store.",
+			func(c SharedStoreCounts) uint64 { return c.Updates }),
+		counter("ebb_storage_update_retries_total", "Write transaction attempts on the shared store made again after a serialization failure or deadlock.",
+			func(c SharedStoreCounts) uint64 { return c.Retries }),
+		counter("ebb_storage_grouped_updates_total", "Point writes that ran in one database transaction with other partitions' point writes.",
+			func(c SharedStoreCounts) uint64 { return c.Grouped }),
+		counter("ebb_storage_regrouped_updates_total", "Point writes that ran again alone because the group they ran in failed.",
+			func(c SharedStoreCounts) uint64 { return c.Regrouped }),
 	)
 }
 

@@ -303,9 +303,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			func() int { return pb.RowCacheStats().Bytes })
 	}
 	if pg, ok := s.store.(*postgres.Store); ok {
-		s.Metrics.WatchSharedStore(
-			func() uint64 { return pg.Stats().Updates },
-			func() uint64 { return pg.Stats().Retries })
+		s.Metrics.WatchSharedStore(func() metrics.SharedStoreCounts {
+			st := pg.Stats()
+			return metrics.SharedStoreCounts{Updates: st.Updates, Retries: st.Retries, Grouped: st.Grouped, Regrouped: st.Regrouped}
+		})
 	}
 	store := s.store
 	if cfg.WrapStore != nil {

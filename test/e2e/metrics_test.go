@@ -3,10 +3,15 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
 	"github.com/ebbdb/ebb/internal/auth"
+	"github.com/ebbdb/ebb/internal/bench"
 	"github.com/ebbdb/ebb/internal/clock"
 	"github.com/ebbdb/ebb/internal/server"
 )
@@ -74,4 +79,52 @@ func otherKeySignature(t testing.TB) map[string]string {
 	}
 	date := clock.NewSystem().Now().UTC().Format(http.TimeFormat)
 	return map[string]string{"Authorization": v.Sign("GET", "metrics", "", date), "x-ms-date": date}
+}
+
+// TestSharedStoreMetrics checks, on PostgreSQL, that /metrics counts the
+// shared store's write transactions and the point writes it ran in
+// groups: writes to eight partitions from more writers at once than the
+// node has groups in flight are grouped.
+func TestSharedStoreMetrics(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("the shared store's counts: EBB_E2E_STORE=postgres")
+	}
+	e := start(t)
+	db := e.database(t, "db-sharedcounts")
+	if _, err := db.CreateContainer(bench.WithPartitionCount(e.ctx, 8), pkProps("counts", "/pk"), nil); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := db.NewContainer("counts")
+	const writers, each = 16, 20
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			key := azcosmos.NewPartitionKeyString(fmt.Sprintf("p%d", w))
+			for i := range each {
+				doc := fmt.Appendf(nil, `{"id":"x","pk":"p%d","n":%d}`, w, i)
+				if _, err := c.UpsertItem(e.ctx, key, doc, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	_, body := getOpen(t, e.srv.URL+"metrics", map[string]string{"Authorization": "Bearer " + auth.EmulatorKey})
+	counts := map[string]float64{}
+	for _, line := range strings.Split(body, "\n") {
+		if name, value, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, "ebb_storage_") {
+			counts[name], _ = strconv.ParseFloat(value, 64)
+		}
+	}
+	t.Logf("the shared store's counts: %v", counts)
+	if counts["ebb_storage_updates_total"] < writers*each {
+		t.Errorf("ebb_storage_updates_total = %v, want at least %d: %v", counts["ebb_storage_updates_total"], writers*each, counts)
+	}
+	if counts["ebb_storage_grouped_updates_total"] == 0 {
+		t.Errorf("no point write of %d writers at once ran in a group: %v", writers, counts)
+	}
+	if _, ok := counts["ebb_storage_regrouped_updates_total"]; !ok {
+		t.Errorf("ebb_storage_regrouped_updates_total is missing: %v", counts)
+	}
 }

@@ -114,10 +114,10 @@ func TestGroupsCommitTogether(t *testing.T) {
 			t.Errorf("write %d: %v", i, err)
 		}
 	}
-	if got := s.grouped.Load(); got != 6 {
+	if got := s.Stats().Grouped; got != 6 {
 		t.Errorf("%d transactions ran in groups of several, want 6", got)
 	}
-	if got := s.regrouped.Load(); got != 0 {
+	if got := s.Stats().Regrouped; got != 0 {
 		t.Errorf("%d transactions ran again alone, want 0", got)
 	}
 	checkNothingLeft(t, s)
@@ -175,7 +175,7 @@ func TestGroupMemberFailures(t *testing.T) {
 	if errs[4] == nil {
 		t.Error("the panicking write returned nil")
 	}
-	if got := s.regrouped.Load(); got != 2 {
+	if got := s.Stats().Regrouped; got != 2 {
 		t.Errorf("%d transactions ran again alone, want 2 (the group was rolled back)", got)
 	}
 	checkNothingLeft(t, s)

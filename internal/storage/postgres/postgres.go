@@ -77,11 +77,15 @@ type Stats struct {
 	// Retries is how many attempts were made again because the
 	// database reported a serialization failure or a deadlock.
 	Retries uint64
+	// Grouped is how many write transactions ran in a group of
+	// several (group.go), and Regrouped how many of them ran again
+	// alone because their group failed.
+	Grouped, Regrouped uint64
 }
 
 // Stats returns the store's counts since it opened.
 func (s *Store) Stats() Stats {
-	return Stats{Updates: s.updates.Load(), Retries: s.retries.Load()}
+	return Stats{Updates: s.updates.Load(), Retries: s.retries.Load(), Grouped: s.grouped.Load(), Regrouped: s.regrouped.Load()}
 }
 
 var _ storage.Store = (*Store)(nil)
