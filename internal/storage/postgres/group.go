@@ -140,8 +140,8 @@ func (s *Store) updateGrouped(ctx context.Context, locks [][]byte, fn func(stora
 		}
 	}()
 	fnErr := fn(t)
-	if fnErr == nil && t.wrote {
-		t.touchLocks = true // as commit does
+	if fnErr == nil {
+		t.writeBackLocks()
 	}
 	m.req <- request{final: true, fnErr: fnErr}
 	outcome := <-m.res
@@ -349,34 +349,39 @@ func (g *group) writes() ([]stmt, error) {
 	return all.stmts(nil), nil
 }
 
-// add moves t's buffered writes into w.
+// add merges t's buffered writes, and the write-back of its locks, into
+// the writes of the group's members before it. Members' domains are
+// disjoint, so they write disjoint keys; two that write one key fail the
+// group rather than depend on the order of their statements.
 func (w *writeSet) add(t *txn) error {
-	if w.sets == nil {
-		w.sets, w.dels = map[string][]byte{}, map[string]struct{}{}
-	}
-	for k, v := range t.sets {
-		if _, dup := w.sets[k]; dup {
+	var own writeSet
+	own.take(t)
+	for k, v := range own.sets {
+		if w.writes(k) {
 			return fmt.Errorf("postgres: two transactions of a group wrote key %q", k)
 		}
-		if _, dup := w.dels[k]; dup {
-			return fmt.Errorf("postgres: two transactions of a group wrote key %q", k)
+		if w.sets == nil {
+			w.sets = map[string][]byte{}
 		}
 		w.sets[k] = v
 	}
-	for k := range t.dels {
-		if _, dup := w.sets[k]; dup {
+	for k := range own.dels {
+		if _, set := w.sets[k]; set {
 			return fmt.Errorf("postgres: two transactions of a group wrote key %q", k)
+		}
+		if w.dels == nil {
+			w.dels = map[string]struct{}{}
 		}
 		w.dels[k] = struct{}{}
 	}
-	w.ranges = append(w.ranges, t.ranges...)
-	if t.touchLocks {
-		for _, l := range t.locks {
-			if !t.lockedKey(l).written {
-				w.touch = append(w.touch, l)
-			}
-		}
-	}
-	t.sets, t.dels, t.ranges, t.touchLocks = nil, nil, nil, false
+	w.ranges = append(w.ranges, own.ranges...)
+	w.touch = append(w.touch, own.touch...)
 	return nil
+}
+
+// writes reports whether w sets or deletes key.
+func (w *writeSet) writes(key string) bool {
+	_, set := w.sets[key]
+	_, del := w.dels[key]
+	return set || del
 }

@@ -282,7 +282,11 @@ func (t *txn) roundTrip(query string, args []any, read func(pgx.Rows) error) err
 	if err := t.usable(); err != nil {
 		return err
 	}
-	stmts := t.takeWrites(nil)
+	var stmts []stmt
+	if t.member == nil {
+		stmts = t.opening()
+	}
+	stmts = t.takeWrites(stmts)
 	stmts = append(stmts, stmt{sql: query, args: args, read: read})
 	var err error
 	if t.member != nil {
@@ -305,14 +309,10 @@ type stmt struct {
 	read func(pgx.Rows) error
 }
 
-// send sends stmts on the transaction's own connection, behind BEGIN and
-// the lock statement while they are still to be sent.
-func (t *txn) send(stmts []stmt) (err error) {
-	if t.conn == nil {
-		if t.conn, err = t.s.pool.Acquire(t.ctx); err != nil {
-			return err
-		}
-	}
+// opening is what a transaction on its own sends ahead of its next
+// round trip's writes and query: BEGIN and the lock statement, while
+// they are still to be sent.
+func (t *txn) opening() []stmt {
 	var head []stmt
 	if !t.begun {
 		head = append(head, stmt{sql: t.begin})
@@ -326,7 +326,17 @@ func (t *txn) send(stmts []stmt) (err error) {
 		head = append(head, lockStmt(t.locks, func(read map[string][]byte) { t.applyLock(read) }))
 		t.lockPending = false
 	}
-	return runBatch(t.ctx, t.conn, append(head, stmts...))
+	return head
+}
+
+// send sends stmts on the transaction's own connection.
+func (t *txn) send(stmts []stmt) (err error) {
+	if t.conn == nil {
+		if t.conn, err = t.s.pool.Acquire(t.ctx); err != nil {
+			return err
+		}
+	}
+	return runBatch(t.ctx, t.conn, stmts)
 }
 
 // runBatch sends stmts in one pipelined batch on conn and hands each its
@@ -406,19 +416,10 @@ func (t *txn) applyLock(read map[string][]byte) {
 }
 
 // takeWrites appends the buffered writes to stmts and empties the
-// buffer. Keys are sent sorted, so concurrent transactions lock rows in
-// the same order and deadlock less.
+// buffer.
 func (t *txn) takeWrites(stmts []stmt) []stmt {
-	w := writeSet{sets: t.sets, dels: t.dels, ranges: t.ranges}
-	if t.touchLocks {
-		for _, l := range t.locks {
-			if !t.lockedKey(l).written {
-				w.touch = append(w.touch, l)
-			}
-		}
-		t.touchLocks = false
-	}
-	t.sets, t.dels, t.ranges = nil, nil, nil
+	var w writeSet
+	w.take(t)
 	return w.stmts(stmts)
 }
 
@@ -430,8 +431,23 @@ type writeSet struct {
 	touch  [][]byte // locks to write back as they are
 }
 
+// take moves t's buffered writes, and the write-back of the locks it did
+// not write when that is due, into w, which is empty.
+func (w *writeSet) take(t *txn) {
+	w.sets, w.dels, w.ranges = t.sets, t.dels, t.ranges
+	if t.touchLocks {
+		for _, l := range t.locks {
+			if !t.lockedKey(l).written {
+				w.touch = append(w.touch, l)
+			}
+		}
+	}
+	t.sets, t.dels, t.ranges, t.touchLocks = nil, nil, nil, false
+}
+
 // stmts appends the statements of w to stmts: range deletes, point
-// deletes, sets, then the write-back of locks.
+// deletes, sets, then the write-back of locks. Keys are sent sorted, so
+// concurrent transactions lock rows in the same order and deadlock less.
 func (w writeSet) stmts(stmts []stmt) []stmt {
 	for _, r := range w.ranges {
 		if r.end == nil {
@@ -481,14 +497,19 @@ func (t *txn) commit() error {
 	if !t.begun && !t.pending() {
 		return nil
 	}
+	t.writeBackLocks()
+	return t.roundTrip(sqlCommit, nil, nil)
+}
+
+// writeBackLocks marks, as a transaction that wrote anything ends, its
+// locks to be written back. Writing lock back makes an Update that read
+// the domain before this transaction took the lock conflict with it (its
+// write of lock finds a newer version), even when fn wrote only other
+// keys of the domain.
+func (t *txn) writeBackLocks() {
 	if t.wrote && t.locks != nil {
-		// Writing lock back makes an Update that read the domain before
-		// this transaction took the lock conflict with it (its write of
-		// lock finds a newer version), even when fn wrote only other
-		// keys of the domain.
 		t.touchLocks = true
 	}
-	return t.roundTrip(sqlCommit, nil, nil)
 }
 
 // result is what View or Update returns once fn (and commit) are done:
